@@ -1,0 +1,4 @@
+"""novalite: a faithful, compact compute controller in the shape of OpenStack Nova."""
+from novalite import concurrency as _concurrency
+
+_concurrency.choose()

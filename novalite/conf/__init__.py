@@ -1,0 +1,19 @@
+"""Configuration options for novalite: one module per option group.
+
+Every module exposes ``register_opts(conf)`` and ``list_opts()``. The process-global
+``CONF`` is used because oslo.messaging registers some of its options only there.
+"""
+from __future__ import annotations
+
+from oslo_config import cfg
+
+from novalite.conf import (api, compute, conductor, database, default, fake, glance, libvirt,
+                           placement, quota, scheduler, workarounds)
+
+CONF = cfg.CONF
+
+_MODULES = (default, api, database, scheduler, placement, glance, compute, libvirt,
+            conductor, quota, fake, workarounds)
+
+for _mod in _MODULES:
+    _mod.register_opts(CONF)

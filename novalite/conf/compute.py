@@ -1,0 +1,53 @@
+"""Options of the compute host: the driver, allocation ratios and reservations.
+
+As in Nova, the driver and the ratios live in [DEFAULT]; host-side tuning in [compute].
+"""
+from __future__ import annotations
+
+from oslo_config import cfg
+
+compute_group = cfg.OptGroup('compute', title='Compute host options')
+
+default_opts = [
+    cfg.StrOpt('compute_driver', default='fake',
+               help='The virt driver, by entry point name in novalite.compute.drivers: '
+                    '"fake" (in memory) or "libvirt.LibvirtDriver".'),
+    cfg.FloatOpt('cpu_allocation_ratio', default=None, min=0.0,
+                 help='Virtual CPUs per physical CPU reported to Placement. Default: '
+                      'initial_cpu_allocation_ratio when the provider is created.'),
+    cfg.FloatOpt('ram_allocation_ratio', default=None, min=0.0,
+                 help='Virtual RAM per physical RAM reported to Placement.'),
+    cfg.FloatOpt('disk_allocation_ratio', default=None, min=0.0,
+                 help='Virtual disk per physical disk reported to Placement.'),
+    cfg.FloatOpt('initial_cpu_allocation_ratio', default=4.0, min=0.0,
+                 help='CPU allocation ratio when cpu_allocation_ratio is unset.'),
+    cfg.FloatOpt('initial_ram_allocation_ratio', default=1.0, min=0.0,
+                 help='RAM allocation ratio when ram_allocation_ratio is unset.'),
+    cfg.FloatOpt('initial_disk_allocation_ratio', default=1.0, min=0.0,
+                 help='Disk allocation ratio when disk_allocation_ratio is unset.'),
+    cfg.IntOpt('reserved_host_cpus', default=0, min=0,
+               help='Physical CPUs kept for the host, reported as reserved VCPU.'),
+    cfg.IntOpt('reserved_host_memory_mb', default=512, min=0,
+               help='MiB of memory kept for the host, reported as reserved MEMORY_MB.'),
+    cfg.IntOpt('reserved_host_disk_mb', default=0, min=0,
+               help='MiB of disk kept for the host, reported as reserved DISK_GB '
+                    '(rounded up to whole GiB).'),
+    cfg.IntOpt('update_resources_interval', default=0,
+               help='Seconds between runs of update_available_resource; 0 means every '
+                    'periodic_interval.'),
+]
+
+compute_opts = [
+    cfg.IntOpt('build_timeout', default=0, min=0,
+               help='Seconds a build may take before it fails; 0 disables.'),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(default_opts)
+    conf.register_group(compute_group)
+    conf.register_opts(compute_opts, group=compute_group)
+
+
+def list_opts() -> dict:
+    return {'DEFAULT': default_opts, compute_group: compute_opts}

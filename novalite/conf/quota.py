@@ -1,0 +1,26 @@
+"""Options of the [quota] group: default per-project limits (-1 is unlimited)."""
+from __future__ import annotations
+
+from oslo_config import cfg
+
+quota_group = cfg.OptGroup('quota', title='Quota options')
+
+opts = [
+    cfg.IntOpt('instances', default=10, min=-1, help='Servers per project.'),
+    cfg.IntOpt('cores', default=20, min=-1, help='vCPUs per project.'),
+    cfg.IntOpt('ram', default=50 * 1024, min=-1, help='MiB of RAM per project.'),
+    cfg.IntOpt('key_pairs', default=100, min=-1, help='Key pairs per user.'),
+    cfg.IntOpt('metadata_items', default=128, min=-1, help='Metadata items per server.'),
+    cfg.BoolOpt('recheck_quota', default=True,
+                help='Check quota again after the instances are created, so that '
+                     'concurrent requests cannot together exceed a limit.'),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_group(quota_group)
+    conf.register_opts(opts, group=quota_group)
+
+
+def list_opts() -> dict:
+    return {quota_group: opts}

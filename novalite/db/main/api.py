@@ -1,0 +1,94 @@
+"""Queries on a cell database that are more than a lookup by key."""
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from oslo_db.sqlalchemy import utils as sqlalchemyutils
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from novalite import exception
+from novalite.db.main import models
+
+# Filters whose value is matched as a regular expression, as in Nova.
+_REGEX_FILTERS = {'name': 'display_name', 'display_name': 'display_name',
+                  'hostname': 'hostname'}
+_EXACT_FILTERS = ('project_id', 'user_id', 'host', 'node', 'vm_state', 'task_state',
+                  'image_ref', 'instance_type_id', 'reservation_id', 'availability_zone',
+                  'locked', 'uuid', 'power_state', 'launch_index', 'key_name')
+
+
+def _aware(value: Any) -> Any:
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        return value.astimezone(datetime.UTC).replace(tzinfo=None)
+    return value
+
+
+def instance_get_all(session: Session, context: Any, filters: dict, sort_keys: list[str],
+                     sort_dirs: list[str], limit: int | None, marker: str | None) -> list:
+    """Instance rows matching ``filters``, sorted and paginated.
+
+    ``filters`` keys: those of ``_EXACT_FILTERS`` (a list means any of), the regex
+    filters (``name``), ``deleted`` (True, False or absent: absent means not deleted
+    unless ``changes-since``/``changes-before`` is given), ``changes-since``,
+    ``changes-before``, ``tags`` (all of), ``not-tags`` (not all of).
+    ``marker`` is an instance uuid; unknown markers raise ``MarkerNotFound``.
+    """
+    query = session.query(models.Instance)
+    changes_since = _aware(filters.get('changes-since'))
+    changes_before = _aware(filters.get('changes-before'))
+    if changes_since is not None:
+        query = query.filter(models.Instance.updated_at >= changes_since)
+    if changes_before is not None:
+        query = query.filter(models.Instance.updated_at <= changes_before)
+    deleted = filters.get('deleted')
+    if deleted is None and changes_since is None and changes_before is None:
+        deleted = False
+    if deleted is True:
+        query = query.filter(models.Instance.deleted != 0)
+    elif deleted is False:
+        query = query.filter(models.Instance.deleted == 0)
+    for key in _EXACT_FILTERS:
+        if key not in filters:
+            continue
+        value = filters[key]
+        column = getattr(models.Instance, key)
+        if isinstance(value, (list, tuple, set)):
+            values = list(value)
+            if None in values:
+                query = query.filter(or_(column.is_(None),
+                                         column.in_([v for v in values if v is not None])))
+            else:
+                query = query.filter(column.in_(values))
+        else:
+            query = query.filter(column.is_(None) if value is None else column == value)
+    for key, column_name in _REGEX_FILTERS.items():
+        if filters.get(key):
+            column = getattr(models.Instance, column_name)
+            query = query.filter(column.regexp_match(filters[key]))
+    for tag in filters.get('tags') or []:
+        query = query.filter(models.Instance.uuid.in_(
+            select(models.Tag.resource_id).where(models.Tag.tag == tag)))
+    not_tags = filters.get('not-tags') or []
+    if not_tags:
+        having_all = select(models.Tag.resource_id).where(models.Tag.tag.in_(not_tags)) \
+            .group_by(models.Tag.resource_id)
+        from sqlalchemy import func
+        having_all = having_all.having(func.count(models.Tag.tag) == len(set(not_tags)))
+        query = query.filter(models.Instance.uuid.not_in(having_all))
+
+    marker_row = None
+    if marker is not None:
+        marker_row = session.scalars(select(models.Instance).filter_by(uuid=marker)).first()
+        if marker_row is None:
+            raise exception.MarkerNotFound(marker=marker)
+    if 'id' not in sort_keys:
+        sort_keys = list(sort_keys) + ['id']
+        sort_dirs = list(sort_dirs) + [sort_dirs[0] if sort_dirs else 'desc']
+    try:
+        query = sqlalchemyutils.paginate_query(query, models.Instance, limit, sort_keys,
+                                               marker=marker_row, sort_dirs=sort_dirs)
+    except sqlalchemyutils.InvalidSortKey as exc:
+        raise exception.InvalidSortKey(key=str(exc)) from exc
+    return query.all()

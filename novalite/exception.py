@@ -1,0 +1,279 @@
+"""Every novalite exception, each with a message format and the HTTP code it maps to.
+
+The API turns any ``NovaliteException`` that escapes a controller into Nova's fault
+body using ``code`` (see ``api/openstack/wsgi.py``), so a controller only needs to
+catch an exception when the code or the message must differ.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class NovaliteException(Exception):
+    """Base class: subclasses set ``msg_fmt`` and may set ``code``."""
+
+    msg_fmt = 'An unknown exception occurred.'
+    code = 500
+    safe = False
+
+    def __init__(self, message: str | None = None, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        self.kwargs.setdefault('code', self.code)
+        if not message:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                message = self.msg_fmt
+        self.message = message
+        super().__init__(message)
+
+    def format_message(self) -> str:
+        return self.message
+
+
+class Invalid(NovaliteException):
+    msg_fmt = 'Bad request: %(reason)s'
+    code = 400
+
+
+class ValidationError(Invalid):
+    msg_fmt = '%(detail)s'
+
+
+class InvalidInput(Invalid):
+    msg_fmt = 'Invalid input received: %(reason)s'
+
+
+class InvalidRequest(Invalid):
+    msg_fmt = 'The request is invalid.'
+
+
+class InvalidSortKey(Invalid):
+    msg_fmt = 'Sort key supplied is invalid: %(key)s'
+
+
+class MarkerNotFound(Invalid):
+    msg_fmt = 'Marker %(marker)s could not be found.'
+
+
+class InvalidGlobalAPIVersion(Invalid):
+    msg_fmt = ('Version %(req_ver)s is not supported by the API. Minimum is %(min_ver)s '
+               'and maximum is %(max_ver)s.')
+    code = 406
+
+
+class InvalidAPIVersionString(Invalid):
+    msg_fmt = 'API Version String %(version)s is of invalid format. Must be of format ' \
+              'MajorNum.MinorNum.'
+
+
+class FlavorNotAvailable(Invalid):
+    msg_fmt = 'Flavor %(flavor_id)s is not available for this project.'
+
+
+class FlavorDiskTooSmall(Invalid):
+    msg_fmt = 'Flavor\'s disk is too small for requested image.'
+
+
+class FlavorMemoryTooSmall(Invalid):
+    msg_fmt = 'Flavor\'s memory is too small for requested image.'
+
+
+class ImageNotActive(Invalid):
+    msg_fmt = 'Image %(image_id)s is not active.'
+
+
+class InvalidBDM(Invalid):
+    msg_fmt = 'Block Device Mapping is Invalid.'
+
+
+class NotAuthorized(NovaliteException):
+    msg_fmt = 'Not authorized.'
+    code = 403
+
+
+class Forbidden(NotAuthorized):
+    msg_fmt = 'Forbidden'
+
+
+class PolicyNotAuthorized(NotAuthorized):
+    msg_fmt = 'Policy doesn\'t allow %(action)s to be performed.'
+
+
+class AdminRequired(NotAuthorized):
+    msg_fmt = 'User does not have admin privileges'
+
+
+class QuotaError(NovaliteException):
+    msg_fmt = 'Quota exceeded: code=%(code)s'
+    code = 403
+
+
+class TooManyInstances(QuotaError):
+    msg_fmt = ('Quota exceeded for %(overs)s: Requested %(req)s, but already used '
+               '%(used)s of %(allowed)s %(overs)s')
+
+
+class NotFound(NovaliteException):
+    msg_fmt = 'Resource could not be found.'
+    code = 404
+
+
+class InstanceNotFound(NotFound):
+    msg_fmt = 'Instance %(instance_id)s could not be found.'
+
+
+class InstanceMappingNotFound(NotFound):
+    msg_fmt = 'Instance %(uuid)s has no mapping to a cell.'
+
+
+class BuildRequestNotFound(NotFound):
+    msg_fmt = 'BuildRequest not found for instance %(uuid)s'
+
+
+class RequestSpecNotFound(NotFound):
+    msg_fmt = 'RequestSpec not found for instance %(instance_uuid)s'
+
+
+class FlavorNotFound(NotFound):
+    msg_fmt = 'Flavor %(flavor_id)s could not be found.'
+
+
+class ImageNotFound(NotFound):
+    msg_fmt = 'Image %(image_id)s could not be found.'
+
+
+class KeypairNotFound(NotFound):
+    msg_fmt = 'Keypair %(name)s not found for user %(user_id)s'
+
+
+class CellMappingNotFound(NotFound):
+    msg_fmt = 'Cell %(uuid)s has no mapping.'
+
+
+class HostMappingNotFound(NotFound):
+    msg_fmt = 'Host \'%(name)s\' is not mapped to any cell'
+
+
+class ComputeHostNotFound(NotFound):
+    msg_fmt = 'Compute host %(host)s could not be found.'
+
+
+class ComputeNodeNotFound(NotFound):
+    msg_fmt = 'Compute node %(node)s could not be found.'
+
+
+class ServiceNotFound(NotFound):
+    msg_fmt = 'Service %(service_id)s could not be found.'
+
+
+class InstanceActionNotFound(NotFound):
+    msg_fmt = 'Action for request_id %(request_id)s on instance %(instance_uuid)s not found'
+
+
+class Conflict(NovaliteException):
+    msg_fmt = 'Conflict.'
+    code = 409
+
+
+class FlavorExists(Conflict):
+    msg_fmt = 'Flavor with name %(name)s already exists.'
+
+
+class FlavorIdExists(Conflict):
+    msg_fmt = 'Flavor with ID %(flavor_id)s already exists.'
+
+
+class ObjectActionError(NovaliteException):
+    msg_fmt = 'Object action %(action)s failed because: %(reason)s'
+
+
+class InstanceInvalidState(Invalid):
+    msg_fmt = ('Instance %(instance_uuid)s in %(attr)s %(state)s. Cannot %(method)s while '
+               'the instance is in this state.')
+    code = 409
+
+
+class UnexpectedTaskStateError(InstanceInvalidState):
+    msg_fmt = 'Conflict updating instance %(instance_uuid)s. Expected: %(expected)s. ' \
+              'Actual: %(actual)s'
+
+
+class CellMappingExists(Conflict):
+    msg_fmt = 'A cell named %(name)s already exists.'
+
+
+class NoValidHost(NovaliteException):
+    msg_fmt = 'No valid host was found. %(reason)s'
+    code = 500
+    safe = True
+
+
+class MaxRetriesExceeded(NoValidHost):
+    msg_fmt = 'Exceeded maximum number of retries. %(reason)s'
+
+
+class RescheduledException(NovaliteException):
+    msg_fmt = 'Build of instance %(instance_uuid)s was re-scheduled: %(reason)s'
+
+
+class BuildAbortException(NovaliteException):
+    msg_fmt = 'Build of instance %(instance_uuid)s aborted: %(reason)s'
+
+
+class InstanceFaultRollback(NovaliteException):
+    msg_fmt = 'Instance rollback performed due to: %(inner_exception)s'
+
+
+class ResourceProviderError(NovaliteException):
+    msg_fmt = 'Placement call failed: %(reason)s'
+
+
+class PlacementAPIConnectFailure(ResourceProviderError):
+    msg_fmt = 'Unable to communicate with the Placement API: %(reason)s'
+    safe = True
+
+
+class AllocationUpdateFailed(ResourceProviderError):
+    msg_fmt = 'Failed to update allocations for consumer %(consumer_uuid)s. ' \
+              'Error: %(error)s'
+
+
+class ResourceProviderInventoryUpdateFailed(ResourceProviderError):
+    msg_fmt = 'Failed to update inventory of resource provider %(uuid)s: %(error)s'
+
+
+class ComputeResourcesUnavailable(NovaliteException):
+    msg_fmt = 'Insufficient compute resources: %(reason)s.'
+    safe = True
+
+
+class GlanceConnectionFailed(NovaliteException):
+    msg_fmt = 'Connection to glance host %(server)s failed: %(reason)s'
+    code = 503
+
+
+class ImageServiceError(NovaliteException):
+    msg_fmt = 'The image service failed: %(reason)s'
+    code = 503
+
+
+class ServiceUnavailable(NovaliteException):
+    msg_fmt = 'Service is unavailable at this time.'
+    code = 503
+
+
+class DBNotAllowed(NovaliteException):
+    msg_fmt = '%(binary)s attempted direct database access which is not allowed by policy'
+
+
+class VirtDriverNotFound(NovaliteException):
+    msg_fmt = 'Could not load virt driver %(name)s'
+
+
+class InstanceExists(Conflict):
+    msg_fmt = 'Instance %(name)s already exists.'
+
+
+class CellTimeout(NovaliteException):
+    msg_fmt = 'Timeout waiting for response from cell'

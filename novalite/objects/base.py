@@ -1,0 +1,102 @@
+"""The base of every novalite object, the registry, and the RPC serializer."""
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from oslo_serialization import jsonutils
+from oslo_utils import timeutils
+from oslo_versionedobjects import base as ovo_base
+from oslo_versionedobjects import fields
+
+remotable = ovo_base.remotable
+remotable_classmethod = ovo_base.remotable_classmethod
+
+
+class NovaliteObjectRegistry(ovo_base.VersionedObjectRegistry):
+    def registration_hook(self, cls: type, index: int) -> None:
+        from novalite import objects
+        version = tuple(int(p) for p in cls.VERSION.split('.'))
+        current = getattr(objects, cls.obj_name(), None)
+        if current is None or version >= tuple(int(p) for p in current.VERSION.split('.')):
+            setattr(objects, cls.obj_name(), cls)
+
+
+class NovaliteObject(ovo_base.VersionedObject):
+    """Base class of every novalite object."""
+
+    OBJ_SERIAL_NAMESPACE = 'novalite_object'
+    OBJ_PROJECT_NAMESPACE = 'novalite'
+
+    def obj_reset_changes(self, fields: Any = None, recursive: bool = False) -> None:
+        super().obj_reset_changes(fields, recursive=recursive)
+
+    @staticmethod
+    def _set_from_db(obj: NovaliteObject, db_obj: Any, skip: tuple = ()) -> None:
+        """Copy the model's columns that are fields of ``obj``."""
+        for name in obj.fields:
+            if name in skip or not hasattr(db_obj, name):
+                continue
+            value = getattr(db_obj, name)
+            if isinstance(value, datetime.datetime) and value.tzinfo is None:
+                value = value.replace(tzinfo=datetime.UTC)
+            setattr(obj, name, value)
+
+
+class NovaliteObjectDictCompat(ovo_base.VersionedObjectDictCompat):
+    pass
+
+
+class NovalitePersistentObject:
+    """Timestamps and soft-delete fields that rows of the cell database carry."""
+
+    fields = {
+        'created_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+        'deleted_at': fields.DateTimeField(nullable=True),
+        'deleted': fields.BooleanField(default=False),
+    }
+
+
+class NovaliteTimestampObject:
+    """Timestamps of rows in the API database."""
+
+    fields = {
+        'created_at': fields.DateTimeField(nullable=True),
+        'updated_at': fields.DateTimeField(nullable=True),
+    }
+
+
+class ObjectListBase(ovo_base.ObjectListBase):
+    pass
+
+
+class NovaliteObjectSerializer(ovo_base.VersionedObjectSerializer):
+    """Serializes novalite objects for RPC; lists and dicts of them too."""
+
+    OBJ_BASE_CLASS = NovaliteObject
+
+
+def naive_utc(value: datetime.datetime | None) -> datetime.datetime | None:
+    """A timezone-aware datetime as the naive UTC value the database stores."""
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = timeutils.normalize_time(value)
+    return value
+
+
+def to_json(value: Any) -> str:
+    return jsonutils.dumps(value)
+
+
+def from_json(value: str | None, default: Any = None) -> Any:
+    return jsonutils.loads(value) if value else default
+
+
+def obj_to_json(obj: NovaliteObject) -> str:
+    return jsonutils.dumps(obj.obj_to_primitive())
+
+
+def obj_from_json(value: str) -> Any:
+    return NovaliteObject.obj_from_primitive(jsonutils.loads(value))

@@ -1,0 +1,89 @@
+"""BuildRequest: a server that is not yet in a cell (API database).
+
+It holds the whole Instance object, serialized, so that the API can show and list the
+server while the conductor is still scheduling it.
+"""
+from __future__ import annotations
+
+from oslo_versionedobjects import fields
+from sqlalchemy import select
+
+from novalite import exception
+from novalite.db import engine
+from novalite.db.api import models
+from novalite.objects import base
+
+
+@base.NovaliteObjectRegistry.register
+class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
+    VERSION = '1.0'
+
+    fields = {
+        'id': fields.IntegerField(),
+        'instance_uuid': fields.UUIDField(),
+        'project_id': fields.StringField(),
+        'user_id': fields.StringField(nullable=True),
+        'instance': fields.ObjectField('Instance'),
+        'tags': fields.ListOfStringsField(default=[]),
+    }
+
+    @classmethod
+    def _from_db_object(cls, context, row) -> BuildRequest:
+        obj = cls(context)
+        cls._set_from_db(obj, row, skip=('instance', 'tags'))
+        obj.instance = base.obj_from_json(row.instance)
+        obj.instance._context = context
+        obj.tags = base.from_json(row.tags, [])
+        obj.obj_reset_changes()
+        return obj
+
+    @classmethod
+    def get_by_instance_uuid(cls, context, instance_uuid: str) -> BuildRequest:
+        with engine.api_reader() as session:
+            row = session.scalars(select(models.BuildRequest)
+                                  .filter_by(instance_uuid=instance_uuid)).first()
+            if row is None:
+                raise exception.BuildRequestNotFound(uuid=instance_uuid)
+            return cls._from_db_object(context, row)
+
+    def create(self, session=None) -> None:
+        """Insert the row, in ``session``'s transaction when one is given."""
+        row = models.BuildRequest(
+            instance_uuid=self.instance_uuid, project_id=self.project_id,
+            user_id=self.user_id, instance=base.obj_to_json(self.instance),
+            tags=base.to_json(self.tags if self.obj_attr_is_set('tags') else []))
+        if session is not None:
+            session.add(row)
+            session.flush()
+            self.id = row.id
+        else:
+            with engine.api_writer() as own:
+                own.add(row)
+                own.flush()
+                self.id = row.id
+        self.obj_reset_changes()
+
+    def destroy(self) -> None:
+        """Delete the row; ``BuildRequestNotFound`` if it was already gone."""
+        with engine.api_writer() as session:
+            row = session.scalars(select(models.BuildRequest)
+                                  .filter_by(instance_uuid=self.instance_uuid)).first()
+            if row is None:
+                raise exception.BuildRequestNotFound(uuid=self.instance_uuid)
+            session.delete(row)
+
+
+@base.NovaliteObjectRegistry.register
+class BuildRequestList(base.ObjectListBase, base.NovaliteObject):
+    VERSION = '1.0'
+    fields = {'objects': fields.ListOfObjectsField('BuildRequest')}
+
+    @classmethod
+    def get_all(cls, context, project_id: str | None = None) -> BuildRequestList:
+        with engine.api_reader() as session:
+            query = select(models.BuildRequest)
+            if project_id is not None:
+                query = query.filter_by(project_id=project_id)
+            rows = session.scalars(query)
+            return cls(context, objects=[BuildRequest._from_db_object(context, r)
+                                         for r in rows])

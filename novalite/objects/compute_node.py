@@ -1,0 +1,129 @@
+"""ComputeNode: one hypervisor's resources and usage (cell database).
+
+Its uuid is also the uuid of the host's root resource provider in Placement.
+"""
+from __future__ import annotations
+
+from oslo_utils import uuidutils
+from oslo_versionedobjects import fields
+from sqlalchemy import select
+
+from novalite import exception
+from novalite.db import engine
+from novalite.db.main import models
+from novalite.objects import base
+
+
+@base.NovaliteObjectRegistry.register
+class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
+    VERSION = '1.0'
+
+    fields = {
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'service_id': fields.IntegerField(nullable=True),
+        'host': fields.StringField(nullable=True),
+        'vcpus': fields.IntegerField(),
+        'memory_mb': fields.IntegerField(),
+        'local_gb': fields.IntegerField(),
+        'vcpus_used': fields.IntegerField(default=0),
+        'memory_mb_used': fields.IntegerField(default=0),
+        'local_gb_used': fields.IntegerField(default=0),
+        'hypervisor_type': fields.StringField(),
+        'hypervisor_version': fields.IntegerField(),
+        'hypervisor_hostname': fields.StringField(nullable=True),
+        'cpu_info': fields.StringField(default='{}'),
+        'free_ram_mb': fields.IntegerField(nullable=True),
+        'free_disk_gb': fields.IntegerField(nullable=True),
+        'current_workload': fields.IntegerField(nullable=True),
+        'running_vms': fields.IntegerField(nullable=True),
+        'disk_available_least': fields.IntegerField(nullable=True),
+        'host_ip': fields.IPAddressField(nullable=True),
+        'cpu_allocation_ratio': fields.FloatField(nullable=True),
+        'ram_allocation_ratio': fields.FloatField(nullable=True),
+        'disk_allocation_ratio': fields.FloatField(nullable=True),
+        'mapped': fields.IntegerField(default=0),
+    }
+
+    @classmethod
+    def _from_db_object(cls, context, row) -> ComputeNode:
+        obj = cls(context)
+        cls._set_from_db(obj, row, skip=('deleted',))
+        obj.deleted = bool(row.deleted)
+        obj.obj_reset_changes()
+        return obj
+
+    @base.remotable_classmethod
+    def get_by_host_and_nodename(cls, context, host: str, nodename: str) -> ComputeNode:
+        with engine.cell_reader(context) as session:
+            row = session.scalars(select(models.ComputeNode)
+                                  .filter_by(host=host, hypervisor_hostname=nodename,
+                                             deleted=0)).first()
+            if row is None:
+                raise exception.ComputeHostNotFound(host=host)
+            return cls._from_db_object(context, row)
+
+    def _values(self) -> dict:
+        values = self.obj_get_changes()
+        values.pop('deleted', None)
+        for key in ('created_at', 'updated_at', 'deleted_at'):
+            if key in values:
+                values[key] = base.naive_utc(values[key])
+        if 'host_ip' in values and values['host_ip'] is not None:
+            values['host_ip'] = str(values['host_ip'])
+        return values
+
+    @base.remotable
+    def create(self) -> None:
+        values = self._values()
+        values.setdefault('uuid', uuidutils.generate_uuid())
+        with engine.cell_writer(self._context) as session:
+            row = models.ComputeNode(**values)
+            session.add(row)
+            session.flush()
+            self._set_from_db(self, row, skip=('deleted',))
+        self.deleted = False
+        self.obj_reset_changes()
+
+    @base.remotable
+    def save(self) -> None:
+        values = self._values()
+        if not values:
+            return
+        with engine.cell_writer(self._context) as session:
+            row = session.get(models.ComputeNode, self.id)
+            if row is None:
+                raise exception.ComputeNodeNotFound(node=self.id)
+            for key, value in values.items():
+                setattr(row, key, value)
+        self.obj_reset_changes()
+
+
+@base.NovaliteObjectRegistry.register
+class ComputeNodeList(base.ObjectListBase, base.NovaliteObject):
+    VERSION = '1.0'
+    fields = {'objects': fields.ListOfObjectsField('ComputeNode')}
+
+    @classmethod
+    def _get(cls, context, query) -> ComputeNodeList:
+        with engine.cell_reader(context) as session:
+            return cls(context, objects=[ComputeNode._from_db_object(context, r)
+                                         for r in session.scalars(query)])
+
+    @classmethod
+    def get_all(cls, context) -> ComputeNodeList:
+        return cls._get(context, select(models.ComputeNode).filter_by(deleted=0))
+
+    @classmethod
+    def get_all_by_uuids(cls, context, uuids: list[str]) -> ComputeNodeList:
+        return cls._get(context, select(models.ComputeNode).where(
+            models.ComputeNode.uuid.in_(uuids), models.ComputeNode.deleted == 0))
+
+    @classmethod
+    def get_all_by_not_mapped(cls, context, mapped_less_than: int = 1) -> ComputeNodeList:
+        return cls._get(context, select(models.ComputeNode).where(
+            models.ComputeNode.mapped < mapped_less_than, models.ComputeNode.deleted == 0))
+
+    @base.remotable_classmethod
+    def get_all_by_host(cls, context, host: str) -> ComputeNodeList:
+        return cls._get(context, select(models.ComputeNode).filter_by(host=host, deleted=0))

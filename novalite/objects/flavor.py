@@ -1,0 +1,157 @@
+"""Flavor: the size of a server (API database)."""
+from __future__ import annotations
+
+from oslo_db import exception as db_exc
+from oslo_versionedobjects import fields
+from sqlalchemy import or_, select
+
+from novalite import exception
+from novalite.db import engine
+from novalite.db.api import models
+from novalite.objects import base
+
+
+@base.NovaliteObjectRegistry.register
+class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
+    VERSION = '1.0'
+
+    fields = {
+        'id': fields.IntegerField(),
+        'name': fields.StringField(nullable=True),
+        'memory_mb': fields.IntegerField(),
+        'vcpus': fields.IntegerField(),
+        'root_gb': fields.IntegerField(),
+        'ephemeral_gb': fields.IntegerField(),
+        'flavorid': fields.StringField(),
+        'swap': fields.IntegerField(),
+        'rxtx_factor': fields.FloatField(nullable=True, default=1.0),
+        'vcpu_weight': fields.IntegerField(nullable=True),
+        'disabled': fields.BooleanField(default=False),
+        'is_public': fields.BooleanField(default=True),
+        'extra_specs': fields.DictOfStringsField(default={}),
+        'projects': fields.ListOfStringsField(default=[]),
+        'description': fields.StringField(nullable=True),
+    }
+
+    @classmethod
+    def _from_db_object(cls, context, row) -> Flavor:
+        obj = cls(context)
+        cls._set_from_db(obj, row, skip=('extra_specs', 'projects'))
+        obj.extra_specs = {s.key: s.value for s in row.extra_specs}
+        obj.projects = [p.project_id for p in row.projects]
+        obj.obj_reset_changes()
+        return obj
+
+    @classmethod
+    def _get_by(cls, context, not_found: dict, **filters) -> Flavor:
+        with engine.api_reader() as session:
+            row = session.scalars(select(models.Flavor).filter_by(**filters)).first()
+            if row is None:
+                raise exception.FlavorNotFound(**not_found)
+            return cls._from_db_object(context, row)
+
+    @classmethod
+    def get_by_id(cls, context, id: int) -> Flavor:
+        return cls._get_by(context, {'flavor_id': id}, id=id)
+
+    @classmethod
+    def get_by_flavor_id(cls, context, flavorid: str, read_deleted: str | None = None) -> Flavor:
+        return cls._get_by(context, {'flavor_id': flavorid}, flavorid=flavorid)
+
+    @classmethod
+    def get_by_name(cls, context, name: str) -> Flavor:
+        return cls._get_by(context, {'flavor_id': name}, name=name)
+
+    def create(self) -> None:
+        values = self.obj_get_changes()
+        extra_specs = values.pop('extra_specs', {}) or {}
+        projects = values.pop('projects', []) or []
+        try:
+            with engine.api_writer() as session:
+                row = models.Flavor(**values)
+                row.extra_specs = [models.FlavorExtraSpecs(key=k, value=v)
+                                   for k, v in extra_specs.items()]
+                row.projects = [models.FlavorProjects(project_id=p) for p in projects]
+                session.add(row)
+                session.flush()
+                self._set_from_db(self, row, skip=('extra_specs', 'projects'))
+        except db_exc.DBDuplicateEntry as exc:
+            if 'flavorid' in (exc.columns or []):
+                raise exception.FlavorIdExists(flavor_id=values['flavorid']) from exc
+            raise exception.FlavorExists(name=values.get('name')) from exc
+        self.extra_specs = extra_specs
+        self.projects = projects
+        self.obj_reset_changes()
+
+    def save(self) -> None:
+        changes = self.obj_get_changes()
+        with engine.api_writer() as session:
+            row = session.get(models.Flavor, self.id)
+            if row is None:
+                raise exception.FlavorNotFound(flavor_id=self.flavorid)
+            if 'extra_specs' in changes:
+                row.extra_specs = [models.FlavorExtraSpecs(key=k, value=v)
+                                   for k, v in changes.pop('extra_specs').items()]
+            if 'projects' in changes:
+                row.projects = [models.FlavorProjects(project_id=p)
+                                for p in changes.pop('projects')]
+            for key, value in changes.items():
+                setattr(row, key, value)
+        self.obj_reset_changes()
+
+    def destroy(self) -> None:
+        with engine.api_writer() as session:
+            row = session.get(models.Flavor, self.id)
+            if row is None:
+                raise exception.FlavorNotFound(flavor_id=self.flavorid)
+            session.delete(row)
+
+
+@base.NovaliteObjectRegistry.register
+class FlavorList(base.ObjectListBase, base.NovaliteObject):
+    VERSION = '1.0'
+    fields = {'objects': fields.ListOfObjectsField('Flavor')}
+
+    @classmethod
+    def get_all(cls, context, inactive: bool = False, filters: dict | None = None,
+                sort_key: str = 'flavorid', sort_dir: str = 'asc', limit: int | None = None,
+                marker: str | None = None) -> FlavorList:
+        """Flavors visible to ``context``.
+
+        ``filters``: ``min_memory_mb``, ``min_root_gb``, ``is_public`` (True, False or
+        None for both; non-admins also see private flavors shared with their project).
+        """
+        filters = filters or {}
+        query = select(models.Flavor)
+        if not inactive:
+            query = query.where(models.Flavor.disabled.is_(False))
+        if 'min_memory_mb' in filters:
+            query = query.where(models.Flavor.memory_mb >= filters['min_memory_mb'])
+        if 'min_root_gb' in filters:
+            query = query.where(models.Flavor.root_gb >= filters['min_root_gb'])
+        is_public = filters.get('is_public', True)
+        if is_public is not None:
+            visible = models.Flavor.is_public.is_(bool(is_public))
+            if context is not None and not context.is_admin and is_public:
+                shared = select(models.FlavorProjects.flavor_id).where(
+                    models.FlavorProjects.project_id == context.project_id)
+                visible = or_(visible, models.Flavor.id.in_(shared))
+            query = query.where(visible)
+        elif context is not None and not context.is_admin:
+            shared = select(models.FlavorProjects.flavor_id).where(
+                models.FlavorProjects.project_id == context.project_id)
+            query = query.where(or_(models.Flavor.is_public.is_(True),
+                                    models.Flavor.id.in_(shared)))
+        column = getattr(models.Flavor, sort_key)
+        order = column.desc() if sort_dir == 'desc' else column.asc()
+        query = query.order_by(order, models.Flavor.id.asc())
+        with engine.api_reader() as session:
+            rows = list(session.scalars(query))
+        if marker is not None:
+            ids = [r.flavorid for r in rows]
+            if marker not in ids:
+                raise exception.MarkerNotFound(marker=marker)
+            rows = rows[ids.index(marker) + 1:]
+        if limit is not None:
+            rows = rows[:limit]
+        return cls(context, objects=[Flavor._from_db_object(context, r) for r in rows])

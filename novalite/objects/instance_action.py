@@ -1,0 +1,176 @@
+"""InstanceAction and InstanceActionEvent: the history of what was done to a server."""
+from __future__ import annotations
+
+import traceback as tb
+
+from oslo_utils import timeutils
+from oslo_versionedobjects import fields
+from sqlalchemy import select
+
+from novalite import exception
+from novalite.db import engine
+from novalite.db.main import models
+from novalite.objects import base
+
+
+def _naive(value):
+    return base.naive_utc(value) if value is not None else timeutils.utcnow()
+
+
+@base.NovaliteObjectRegistry.register
+class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
+    VERSION = '1.0'
+
+    fields = {
+        'id': fields.IntegerField(),
+        'action': fields.StringField(nullable=True),
+        'instance_uuid': fields.UUIDField(nullable=True),
+        'request_id': fields.StringField(nullable=True),
+        'user_id': fields.StringField(nullable=True),
+        'project_id': fields.StringField(nullable=True),
+        'start_time': fields.DateTimeField(nullable=True),
+        'finish_time': fields.DateTimeField(nullable=True),
+        'message': fields.StringField(nullable=True),
+    }
+
+    @classmethod
+    def _from_db_object(cls, context, row) -> InstanceAction:
+        obj = cls(context)
+        cls._set_from_db(obj, row, skip=('deleted',))
+        obj.deleted = bool(row.deleted)
+        obj.obj_reset_changes()
+        return obj
+
+    @base.remotable_classmethod
+    def action_start(cls, context, instance_uuid: str, action_name: str,
+                     want_result: bool = True) -> InstanceAction | None:
+        with engine.cell_writer(context) as session:
+            row = models.InstanceAction(
+                action=action_name, instance_uuid=instance_uuid,
+                request_id=context.request_id, user_id=context.user_id,
+                project_id=context.project_id, start_time=timeutils.utcnow())
+            session.add(row)
+            session.flush()
+            return cls._from_db_object(context, row) if want_result else None
+
+    @base.remotable_classmethod
+    def get_by_request_id(cls, context, instance_uuid: str, request_id: str) -> InstanceAction:
+        with engine.cell_reader(context) as session:
+            row = session.scalars(select(models.InstanceAction)
+                                  .filter_by(instance_uuid=instance_uuid,
+                                             request_id=request_id)
+                                  .order_by(models.InstanceAction.id.desc())).first()
+            if row is None:
+                raise exception.InstanceActionNotFound(request_id=request_id,
+                                                       instance_uuid=instance_uuid)
+            return cls._from_db_object(context, row)
+
+
+@base.NovaliteObjectRegistry.register
+class InstanceActionList(base.ObjectListBase, base.NovaliteObject):
+    VERSION = '1.0'
+    fields = {'objects': fields.ListOfObjectsField('InstanceAction')}
+
+    @classmethod
+    def get_by_instance_uuid(cls, context, instance_uuid: str) -> InstanceActionList:
+        with engine.cell_reader(context) as session:
+            rows = session.scalars(select(models.InstanceAction)
+                                   .filter_by(instance_uuid=instance_uuid)
+                                   .order_by(models.InstanceAction.created_at.desc(),
+                                             models.InstanceAction.id.desc()))
+            return cls(context, objects=[InstanceAction._from_db_object(context, r)
+                                         for r in rows])
+
+
+@base.NovaliteObjectRegistry.register
+class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
+    VERSION = '1.0'
+
+    fields = {
+        'id': fields.IntegerField(),
+        'event': fields.StringField(nullable=True),
+        'action_id': fields.IntegerField(nullable=True),
+        'start_time': fields.DateTimeField(nullable=True),
+        'finish_time': fields.DateTimeField(nullable=True),
+        'result': fields.StringField(nullable=True),
+        'traceback': fields.StringField(nullable=True),
+        'host': fields.StringField(nullable=True),
+        'details': fields.StringField(nullable=True),
+    }
+
+    @classmethod
+    def _from_db_object(cls, context, row) -> InstanceActionEvent:
+        obj = cls(context)
+        cls._set_from_db(obj, row, skip=('deleted',))
+        obj.deleted = bool(row.deleted)
+        obj.obj_reset_changes()
+        return obj
+
+    @staticmethod
+    def _action_row(session, context, instance_uuid: str):
+        row = session.scalars(select(models.InstanceAction)
+                              .filter_by(instance_uuid=instance_uuid,
+                                         request_id=context.request_id)
+                              .order_by(models.InstanceAction.id.desc())).first()
+        if row is None:
+            raise exception.InstanceActionNotFound(request_id=context.request_id,
+                                                   instance_uuid=instance_uuid)
+        return row
+
+    @base.remotable_classmethod
+    def event_start(cls, context, instance_uuid: str, event_name: str,
+                    host: str | None = None) -> InstanceActionEvent:
+        with engine.cell_writer(context) as session:
+            action = cls._action_row(session, context, instance_uuid)
+            row = models.InstanceActionEvent(event=event_name, action_id=action.id,
+                                             start_time=timeutils.utcnow(), host=host)
+            session.add(row)
+            action.updated_at = timeutils.utcnow()
+            session.flush()
+            return cls._from_db_object(context, row)
+
+    @base.remotable_classmethod
+    def event_finish(cls, context, instance_uuid: str, event_name: str,
+                     exc_val: str | None = None, exc_tb: str | None = None,
+                     host: str | None = None) -> InstanceActionEvent:
+        """Finish the latest unfinished event of that name; an error also marks the action
+        failed (``message = 'Error'``), as Nova does."""
+        now = timeutils.utcnow()
+        with engine.cell_writer(context) as session:
+            action = cls._action_row(session, context, instance_uuid)
+            row = session.scalars(select(models.InstanceActionEvent)
+                                  .filter_by(action_id=action.id, event=event_name)
+                                  .order_by(models.InstanceActionEvent.id.desc())).first()
+            if row is None:
+                row = models.InstanceActionEvent(event=event_name, action_id=action.id,
+                                                 start_time=now, host=host)
+                session.add(row)
+            row.finish_time = now
+            row.result = 'Error' if exc_val else 'Success'
+            row.traceback = exc_tb
+            row.details = exc_val
+            action.updated_at = now
+            if exc_val:
+                action.message = 'Error'
+            session.flush()
+            return cls._from_db_object(context, row)
+
+    @classmethod
+    def format_error(cls, error: BaseException) -> tuple[str, str]:
+        message = getattr(error, 'format_message', lambda: str(error))()
+        return message, ''.join(tb.format_exception(type(error), error, error.__traceback__))
+
+
+@base.NovaliteObjectRegistry.register
+class InstanceActionEventList(base.ObjectListBase, base.NovaliteObject):
+    VERSION = '1.0'
+    fields = {'objects': fields.ListOfObjectsField('InstanceActionEvent')}
+
+    @classmethod
+    def get_by_action(cls, context, action_id: int) -> InstanceActionEventList:
+        with engine.cell_reader(context) as session:
+            rows = session.scalars(select(models.InstanceActionEvent)
+                                   .filter_by(action_id=action_id)
+                                   .order_by(models.InstanceActionEvent.id))
+            return cls(context, objects=[InstanceActionEvent._from_db_object(context, r)
+                                         for r in rows])

@@ -1,0 +1,96 @@
+"""RequestSpec: what the scheduler needs to place one server (API database)."""
+from __future__ import annotations
+
+from oslo_versionedobjects import fields
+from sqlalchemy import select, update
+
+from novalite import exception
+from novalite.db import engine
+from novalite.db.api import models
+from novalite.objects import base
+
+
+@base.NovaliteObjectRegistry.register
+class RequestSpec(base.NovaliteObject):
+    VERSION = '1.0'
+
+    fields = {
+        'id': fields.IntegerField(),
+        'instance_uuid': fields.UUIDField(),
+        'project_id': fields.StringField(nullable=True),
+        'user_id': fields.StringField(nullable=True),
+        'flavor': fields.ObjectField('Flavor', nullable=False),
+        'image': fields.ObjectField('ImageMeta', nullable=True),
+        'num_instances': fields.IntegerField(default=1),
+        'availability_zone': fields.StringField(nullable=True),
+        # force_hosts / force_nodes come from an admin's "zone:host:node".
+        'force_hosts': fields.ListOfStringsField(nullable=True),
+        'force_nodes': fields.ListOfStringsField(nullable=True),
+        'ignore_hosts': fields.ListOfStringsField(nullable=True),
+        'scheduler_hints': fields.DictOfListOfStringsField(nullable=True),
+        'is_bfv': fields.BooleanField(default=False),
+    }
+
+    @classmethod
+    def from_components(cls, context, instance_uuid: str, image, flavor, num_instances: int,
+                        availability_zone: str | None = None,
+                        scheduler_hints: dict | None = None, project_id: str | None = None,
+                        user_id: str | None = None, force_hosts: list | None = None,
+                        force_nodes: list | None = None) -> RequestSpec:
+        hints = {k: v if isinstance(v, list) else [str(v)]
+                 for k, v in (scheduler_hints or {}).items()}
+        return cls(context, instance_uuid=instance_uuid, image=image, flavor=flavor,
+                   num_instances=num_instances, availability_zone=availability_zone,
+                   scheduler_hints=hints, project_id=project_id or context.project_id,
+                   user_id=user_id or context.user_id, force_hosts=force_hosts or [],
+                   force_nodes=force_nodes or [], ignore_hosts=[], is_bfv=False)
+
+    def get_scheduler_hint(self, name: str, default=None):
+        hints = self.scheduler_hints if self.obj_attr_is_set('scheduler_hints') else None
+        values = (hints or {}).get(name)
+        if not values:
+            return default
+        return values[0] if len(values) == 1 else values
+
+    def _spec_json(self) -> str:
+        return base.obj_to_json(self)
+
+    @classmethod
+    def get_by_instance_uuid(cls, context, instance_uuid: str) -> RequestSpec:
+        with engine.api_reader() as session:
+            row = session.scalars(select(models.RequestSpec)
+                                  .filter_by(instance_uuid=instance_uuid)).first()
+            if row is None:
+                raise exception.RequestSpecNotFound(instance_uuid=instance_uuid)
+            spec = base.obj_from_json(row.spec)
+            spec._context = context
+            spec.id = row.id
+            spec.obj_reset_changes()
+            return spec
+
+    def create(self, session=None) -> None:
+        """Insert the row, in ``session``'s transaction when one is given."""
+        row = models.RequestSpec(instance_uuid=self.instance_uuid, spec=self._spec_json())
+        if session is not None:
+            session.add(row)
+            session.flush()
+        else:
+            with engine.api_writer() as own:
+                own.add(row)
+                own.flush()
+        self.id = row.id
+        self.obj_reset_changes()
+
+    def save(self) -> None:
+        with engine.api_writer() as session:
+            session.execute(update(models.RequestSpec)
+                            .where(models.RequestSpec.instance_uuid == self.instance_uuid)
+                            .values(spec=self._spec_json()))
+        self.obj_reset_changes()
+
+    def destroy(self) -> None:
+        with engine.api_writer() as session:
+            row = session.scalars(select(models.RequestSpec)
+                                  .filter_by(instance_uuid=self.instance_uuid)).first()
+            if row is not None:
+                session.delete(row)

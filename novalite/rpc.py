@@ -1,0 +1,114 @@
+"""The message bus: transports, RPC clients and servers, and the serializer they share.
+
+``init(conf)`` sets up the default transport (``[DEFAULT] transport_url``). A cell
+mapping names its own transport URL; ``get_cell_transport`` caches one transport per
+URL so that several cells can use several brokers.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import oslo_messaging as messaging
+from oslo_config import cfg
+from oslo_messaging.rpc import dispatcher
+
+from novalite import context as nl_context
+from novalite.objects import base as objects_base
+
+TRANSPORT: messaging.Transport | None = None
+NOTIFICATION_TRANSPORT: messaging.Transport | None = None
+NOTIFIER: messaging.Notifier | None = None
+_CELL_TRANSPORTS: dict[str, messaging.Transport] = {}
+_LOCK = threading.Lock()
+
+ALLOWED_EXMODS = ['novalite.exception']
+
+
+class RequestContextSerializer(messaging.Serializer):
+    """Serialize the RequestContext and pass entities through the object serializer."""
+
+    def __init__(self, base: messaging.Serializer | None) -> None:
+        self._base = base
+
+    def serialize_entity(self, context: Any, entity: Any) -> Any:
+        return self._base.serialize_entity(context, entity) if self._base else entity
+
+    def deserialize_entity(self, context: Any, entity: Any) -> Any:
+        return self._base.deserialize_entity(context, entity) if self._base else entity
+
+    def serialize_context(self, context: Any) -> dict:
+        return context.to_dict()
+
+    def deserialize_context(self, context: dict) -> nl_context.RequestContext:
+        return nl_context.RequestContext.from_dict(context)
+
+
+def init(conf: cfg.ConfigOpts) -> None:
+    """Create the default RPC and notification transports (idempotent)."""
+    global TRANSPORT, NOTIFICATION_TRANSPORT, NOTIFIER
+    if TRANSPORT is not None:
+        return
+    messaging.set_transport_defaults('novalite')
+    TRANSPORT = messaging.get_rpc_transport(conf, allowed_remote_exmods=ALLOWED_EXMODS)
+    NOTIFICATION_TRANSPORT = messaging.get_notification_transport(
+        conf, allowed_remote_exmods=ALLOWED_EXMODS)
+    NOTIFIER = messaging.Notifier(
+        NOTIFICATION_TRANSPORT, serializer=_serializer(),
+        publisher_id='novalite', topics=['versioned_notifications'])
+    if conf.transport_url:
+        _CELL_TRANSPORTS[conf.transport_url] = TRANSPORT
+
+
+def cleanup() -> None:
+    global TRANSPORT, NOTIFICATION_TRANSPORT, NOTIFIER
+    for transport in {id(t): t for t in _CELL_TRANSPORTS.values()}.values():
+        if transport is not TRANSPORT:
+            transport.cleanup()
+    _CELL_TRANSPORTS.clear()
+    if TRANSPORT is not None:
+        TRANSPORT.cleanup()
+    if NOTIFICATION_TRANSPORT is not None:
+        NOTIFICATION_TRANSPORT.cleanup()
+    TRANSPORT = NOTIFICATION_TRANSPORT = NOTIFIER = None
+
+
+def get_cell_transport(url: str | None) -> messaging.Transport:
+    """The transport of a cell; the default one when the cell names none."""
+    if not url or url == 'none:///':
+        assert TRANSPORT is not None, 'rpc.init() was not called'
+        return TRANSPORT
+    transport = _CELL_TRANSPORTS.get(url)
+    if transport is None:
+        with _LOCK:
+            transport = _CELL_TRANSPORTS.get(url)
+            if transport is None:
+                transport = messaging.get_rpc_transport(
+                    cfg.CONF, url=url, allowed_remote_exmods=ALLOWED_EXMODS)
+                _CELL_TRANSPORTS[url] = transport
+    return transport
+
+
+def _serializer() -> RequestContextSerializer:
+    return RequestContextSerializer(objects_base.NovaliteObjectSerializer())
+
+
+def get_client(target: messaging.Target, version_cap: str | None = None,
+               transport: messaging.Transport | None = None,
+               timeout: float | None = None) -> messaging.RPCClient:
+    assert TRANSPORT is not None, 'rpc.init() was not called'
+    return messaging.get_rpc_client(transport or TRANSPORT, target, version_cap=version_cap,
+                                    serializer=_serializer(), timeout=timeout)
+
+
+def get_server(target: messaging.Target, endpoints: list,
+               transport: messaging.Transport | None = None) -> messaging.MessageHandlingServer:
+    assert TRANSPORT is not None, 'rpc.init() was not called'
+    access_policy = dispatcher.DefaultRPCAccessPolicy
+    return messaging.get_rpc_server(transport or TRANSPORT, target, endpoints,
+                                    executor='threading', serializer=_serializer(),
+                                    access_policy=access_policy)
+
+
+def get_notifier(publisher_id: str) -> messaging.Notifier | None:
+    return NOTIFIER.prepare(publisher_id=publisher_id) if NOTIFIER else None

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for novalite development and tests:
+# system packages, then a virtualenv in .venv with novalite and its pinned dependencies.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    need=""
+    for pkg in gcc pkg-config python3-dev python3-venv libvirt-dev; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
+    done
+    if [ -n "$need" ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+    fi
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/pip install -q --upgrade pip >/dev/null
+.venv/bin/pip install -q -c upper-constraints.txt -r requirements.txt -r test-requirements.txt
+.venv/bin/pip install -q --no-deps -e .
+echo "novalite set up in $(pwd)/.venv"
