@@ -1,7 +1,10 @@
 """The base of every novalite object, the registry, and the RPC serializer."""
 from __future__ import annotations
 
+import contextlib
 import datetime
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from oslo_serialization import jsonutils
@@ -22,11 +25,48 @@ class NovaliteObjectRegistry(ovo_base.VersionedObjectRegistry):
             setattr(objects, cls.obj_name(), cls)
 
 
+class _IndirectionAPI:
+    """Where remotable methods go: the conductor for compute code, local otherwise.
+
+    A compute-only process sets ``process_api`` once: every object call in it goes over
+    RPC to the conductor. When services share a process (tests, novalite-all), only the
+    threads running compute code get the conductor, through :func:`indirection`; the
+    conductor, scheduler and API threads of the same process use the database.
+    """
+
+    process_api: Any = None
+    _local = threading.local()
+
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        api = getattr(self._local, 'api', None)
+        return api if api is not None else _IndirectionAPI.process_api
+
+
+def set_process_indirection_api(api: Any) -> None:
+    _IndirectionAPI.process_api = api
+
+
+def current_indirection_api() -> Any:
+    return getattr(_IndirectionAPI._local, 'api', None) or _IndirectionAPI.process_api
+
+
+@contextlib.contextmanager
+def indirection(api: Any) -> Iterator[None]:
+    """Send this thread's remotable object calls to ``api`` (the conductor) meanwhile."""
+    previous = getattr(_IndirectionAPI._local, 'api', None)
+    _IndirectionAPI._local.api = api
+    try:
+        yield
+    finally:
+        _IndirectionAPI._local.api = previous
+
+
 class NovaliteObject(ovo_base.VersionedObject):
     """Base class of every novalite object."""
 
     OBJ_SERIAL_NAMESPACE = 'novalite_object'
     OBJ_PROJECT_NAMESPACE = 'novalite'
+    indirection_api = _IndirectionAPI()
 
     def obj_reset_changes(self, fields: Any = None, recursive: bool = False) -> None:
         super().obj_reset_changes(fields, recursive=recursive)

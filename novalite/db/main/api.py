@@ -26,14 +26,15 @@ def _aware(value: Any) -> Any:
 
 
 def instance_get_all(session: Session, context: Any, filters: dict, sort_keys: list[str],
-                     sort_dirs: list[str], limit: int | None, marker: str | None) -> list:
+                     sort_dirs: list[str], limit: int | None, marker: Any) -> list:
     """Instance rows matching ``filters``, sorted and paginated.
 
     ``filters`` keys: those of ``_EXACT_FILTERS`` (a list means any of), the regex
     filters (``name``), ``deleted`` (True, False or absent: absent means not deleted
     unless ``changes-since``/``changes-before`` is given), ``changes-since``,
     ``changes-before``, ``tags`` (all of), ``not-tags`` (not all of).
-    ``marker`` is an instance uuid; unknown markers raise ``MarkerNotFound``.
+    ``marker`` is an instance uuid (unknown ones raise ``MarkerNotFound``) or an object
+    carrying the sort keys' values, for a marker that lives in another cell.
     """
     query = session.query(models.Instance)
     changes_since = _aware(filters.get('changes-since'))
@@ -78,8 +79,8 @@ def instance_get_all(session: Session, context: Any, filters: dict, sort_keys: l
         having_all = having_all.having(func.count(models.Tag.tag) == len(set(not_tags)))
         query = query.filter(models.Instance.uuid.not_in(having_all))
 
-    marker_row = None
-    if marker is not None:
+    marker_row = marker if marker is not None and not isinstance(marker, str) else None
+    if isinstance(marker, str):
         marker_row = session.scalars(select(models.Instance).filter_by(uuid=marker)).first()
         if marker_row is None:
             raise exception.MarkerNotFound(marker=marker)

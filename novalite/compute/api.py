@@ -1,0 +1,299 @@
+"""The compute API: what the REST layer asks of servers (hop 2 of the boot path).
+
+``create`` checks quota, then writes RequestSpec + BuildRequest + InstanceMapping in
+one API-database transaction and casts to the conductor. ``get``/``get_all`` read
+build requests and every cell; ``delete`` picks the right path for where the server
+is (a build request, cell0, a host that is up, or a host that is down).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from oslo_log import log as logging
+from oslo_utils import timeutils, uuidutils
+
+from novalite import context as nl_context
+from novalite import exception, objects, quota, utils
+from novalite.compute import instance_actions, power_state, task_states, vm_states
+from novalite.compute import rpcapi as compute_rpcapi
+from novalite.conductor import api as conductor_api
+from novalite.conf import CONF
+from novalite.db import engine
+from novalite.image import glance
+from novalite.scheduler.client import report
+from novalite.servicegroup import api as servicegroup_api
+
+LOG = logging.getLogger(__name__)
+
+MULTI_NAME_TEMPLATE = '%(name)s-%(count)d'
+
+
+class API:
+    """Server operations, as Nova's ``nova.compute.api.API``."""
+
+    def __init__(self, image_api: Any = None, compute_task_api: Any = None,
+                 compute_rpcapi: Any = None, reportclient: Any = None) -> None:
+        self.image_api = image_api or glance.API()
+        self._task_api = compute_task_api
+        self._compute_rpcapi = compute_rpcapi
+        self._reportclient = reportclient
+        self.servicegroup_api = servicegroup_api.API()
+
+    # RPC clients are made on first use: the API process may start before rpc.init().
+    @property
+    def compute_task_api(self) -> Any:
+        if self._task_api is None:
+            self._task_api = conductor_api.ComputeTaskAPI()
+        return self._task_api
+
+    @property
+    def compute_rpcapi(self) -> Any:
+        if self._compute_rpcapi is None:
+            self._compute_rpcapi = compute_rpcapi.ComputeAPI()
+        return self._compute_rpcapi
+
+    @property
+    def reportclient(self) -> Any:
+        if self._reportclient is None:
+            self._reportclient = report.SchedulerReportClient()
+        return self._reportclient
+
+    # -- create ------------------------------------------------------------------------
+
+    def _check_image(self, context: Any, image_href: str | None, flavor: Any) -> dict | None:
+        if not image_href:
+            raise exception.InvalidInput(
+                reason='An image is required: booting from volume needs the block '
+                       'storage service, which novalite does not have yet.')
+        image = self.image_api.get(context, image_href)
+        if image.get('status') != 'active':
+            raise exception.ImageNotActive(image_id=image_href)
+        if flavor.memory_mb < int(image.get('min_ram') or 0):
+            raise exception.FlavorMemoryTooSmall()
+        min_disk = int(image.get('min_disk') or 0)
+        size_gb = (int(image.get('size') or 0) + (1 << 30) - 1) >> 30
+        if flavor.root_gb and flavor.root_gb < max(min_disk, size_gb):
+            raise exception.FlavorDiskTooSmall()
+        return image
+
+    def _count_allowed(self, context: Any, flavor: Any, min_count: int,
+                       max_count: int) -> int:
+        """The most instances in [min_count, max_count] that quota allows."""
+        deltas = {'instances': max_count, 'cores': flavor.vcpus * max_count,
+                  'ram': flavor.memory_mb * max_count}
+        left = quota.headroom(context, deltas, context.project_id, context.user_id)
+        fits = [max_count]
+        for key, per_instance in (('instances', 1), ('cores', flavor.vcpus),
+                                  ('ram', flavor.memory_mb)):
+            if left[key] >= 0 and per_instance:
+                fits.append(max(left[key], 0) // per_instance)
+        count = min(fits)
+        if count < min_count:
+            quota.check_deltas(context, {k: v // max_count * min_count
+                                         for k, v in deltas.items()},
+                               context.project_id, context.user_id)
+        return max(count, min_count)
+
+    def _new_instance(self, context: Any, flavor: Any, image_href: str, image: dict | None,
+                      index: int, count: int, reservation_id: str, **kw: Any) -> Any:
+        name = kw['name']
+        display_name = MULTI_NAME_TEMPLATE % {'name': name, 'count': index + 1} \
+            if count > 1 else name
+        system_metadata = {'image_%s' % k: str(v) for k, v in
+                           (image or {}).items() if k in ('min_ram', 'min_disk',
+                                                          'disk_format', 'container_format')}
+        system_metadata['image_base_image_ref'] = image_href or ''
+        instance = objects.Instance(
+            context, uuid=uuidutils.generate_uuid(), user_id=context.user_id,
+            project_id=context.project_id, image_ref=image_href or '',
+            display_name=display_name, display_description=kw.get('description'),
+            hostname=kw.get('hostname') if count == 1 and kw.get('hostname') else
+            utils.sanitize_hostname(display_name),
+            launch_index=index, key_name=kw.get('key_name'), key_data=kw.get('key_data'),
+            power_state=power_state.NOSTATE, vm_state=vm_states.BUILDING,
+            task_state=task_states.SCHEDULING, memory_mb=flavor.memory_mb,
+            vcpus=flavor.vcpus, root_gb=flavor.root_gb, ephemeral_gb=flavor.ephemeral_gb,
+            instance_type_id=flavor.id, flavor=flavor, user_data=kw.get('user_data'),
+            reservation_id=reservation_id, availability_zone=kw.get('availability_zone'),
+            locked=False, progress=0, config_drive='True' if kw.get('config_drive') else '',
+            access_ip_v4=kw.get('access_ip_v4'), access_ip_v6=kw.get('access_ip_v6'),
+            metadata=dict(kw.get('metadata') or {}), system_metadata=system_metadata,
+            tags=list(kw.get('tags') or []), host=None, node=None, launched_at=None,
+            terminated_at=None, deleted=False, hidden=False, os_type=None,
+            architecture=None, created_at=timeutils.utcnow(with_timezone=True),
+            updated_at=None)
+        return instance
+
+    def create(self, context: Any, flavor: Any, image_href: str | None, *, name: str,
+               description: str | None = None, min_count: int = 1, max_count: int = 1,
+               key_name: str | None = None, metadata: dict | None = None,
+               user_data: str | None = None, availability_zone: str | None = None,
+               requested_networks: Any = None, scheduler_hints: dict | None = None,
+               tags: list | None = None, hostname: str | None = None,
+               admin_password: str | None = None, access_ip_v4: str | None = None,
+               access_ip_v6: str | None = None, config_drive: Any = None,
+               personality: list | None = None) -> tuple[list, str]:
+        """Accept a boot request; return the (not yet scheduled) instances and the
+        reservation id. Nothing is written when a check fails."""
+        if flavor.disabled:
+            raise exception.FlavorNotFound(flavor_id=flavor.flavorid)
+        if isinstance(requested_networks, list) and requested_networks:
+            raise exception.InvalidInput(
+                reason='Requesting specific networks needs the Neutron client, which '
+                       'novalite does not have yet; use "none" or "auto".')
+        image = self._check_image(context, image_href, flavor)
+        key_data = None
+        if key_name:
+            key_data = objects.KeyPair.get_by_name(context, context.user_id,
+                                                   key_name).public_key
+        metadata = metadata or {}
+        limit = CONF.quota.metadata_items
+        if 0 <= limit < len(metadata):
+            raise exception.QuotaError(message='Quota exceeded for metadata_items: '
+                                               'Requested %d, limit %d' % (len(metadata), limit))
+        count = self._count_allowed(context, flavor, min_count, max_count)
+        force_hosts, force_nodes = self._parse_az_host(context, availability_zone)
+        if force_hosts:
+            availability_zone = availability_zone.split(':', 1)[0] or None
+        reservation_id = utils.generate_reservation_id()
+        image_meta = objects.ImageMeta.from_dict(image) if image else None
+        instances, build_requests, specs = [], [], []
+        for index in range(count):
+            instance = self._new_instance(
+                context, flavor, image_href, image, index, count, reservation_id,
+                name=name, description=description, hostname=hostname, key_name=key_name,
+                key_data=key_data, user_data=user_data, availability_zone=availability_zone,
+                config_drive=config_drive, access_ip_v4=access_ip_v4,
+                access_ip_v6=access_ip_v6, metadata=metadata, tags=tags)
+            spec = objects.RequestSpec.from_components(
+                context, instance.uuid, image_meta, flavor, count,
+                availability_zone=availability_zone, scheduler_hints=scheduler_hints,
+                force_hosts=force_hosts, force_nodes=force_nodes)
+            build_request = objects.BuildRequest(
+                context, instance_uuid=instance.uuid, project_id=context.project_id,
+                user_id=context.user_id, instance=instance, tags=list(tags or []))
+            instances.append(instance)
+            build_requests.append(build_request)
+            specs.append(spec)
+        with engine.api_writer() as session:
+            for instance, build_request, spec in zip(instances, build_requests, specs,
+                                                     strict=True):
+                spec.create(session=session)
+                build_request.create(session=session)
+                objects.InstanceMapping(
+                    context, instance_uuid=instance.uuid, cell_mapping=None,
+                    project_id=context.project_id, user_id=context.user_id,
+                    queued_for_delete=False).create(session=session)
+        self.compute_task_api.schedule_and_build_instances(
+            context, build_requests=build_requests, request_specs=specs, image=image,
+            admin_password=admin_password, injected_files=personality or [],
+            requested_networks=requested_networks, block_device_mapping=[], tags=tags)
+        return instances, reservation_id
+
+    @staticmethod
+    def _parse_az_host(context: Any, availability_zone: str | None) -> tuple[list, list]:
+        """Admins may ask for a host: ``zone:host`` or ``zone:host:node``."""
+        if not availability_zone or ':' not in availability_zone:
+            return [], []
+        context.can('os_compute_api:servers:create:forced_host')
+        parts = availability_zone.split(':')
+        host = parts[1] if len(parts) > 1 and parts[1] else None
+        node = parts[2] if len(parts) > 2 and parts[2] else None
+        return ([host] if host else []), ([node] if node else [])
+
+    # -- read --------------------------------------------------------------------------
+
+    def get(self, context: Any, instance_uuid: str,
+            expected_attrs: list | None = None) -> Any:
+        """The server, from its cell or, while it is being scheduled, its BuildRequest."""
+        for _attempt in range(2):
+            try:
+                mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance_uuid)
+            except exception.InstanceMappingNotFound as exc:
+                raise exception.InstanceNotFound(instance_id=instance_uuid) from exc
+            if mapping.cell_mapping is not None:
+                with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+                    return objects.Instance.get_by_uuid(cctxt, instance_uuid,
+                                                        expected_attrs=expected_attrs)
+            try:
+                instance = objects.BuildRequest.get_by_instance_uuid(
+                    context, instance_uuid).instance
+            except exception.BuildRequestNotFound:
+                # The conductor may have just moved it into a cell: read the mapping again.
+                continue
+            if expected_attrs and 'fault' in expected_attrs:
+                instance.fault = None
+            return instance
+        raise exception.InstanceNotFound(instance_id=instance_uuid)
+
+    def get_all(self, context: Any, search_opts: dict, limit: int | None = None,
+                marker: str | None = None, sort_keys: list | None = None,
+                sort_dirs: list | None = None, expected_attrs: list | None = None) -> list:
+        """Servers matching ``search_opts`` from build requests and every cell, merged in
+        sort order, paginated with a marker that may live anywhere."""
+        from novalite.compute import instance_list
+        return instance_list.get_instances_sorted(
+            context, dict(search_opts), limit, marker, sort_keys or ['created_at'],
+            sort_dirs or ['desc'], expected_attrs or [])
+
+    # -- delete ------------------------------------------------------------------------
+
+    def delete(self, context: Any, instance: Any) -> None:
+        """Delete a server wherever it is; its allocations go with it."""
+        if not instance.obj_attr_is_set('id'):
+            if self._delete_while_booting(context, instance):
+                return
+            instance = self.get(context, instance.uuid)
+        mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+        cell = mapping.cell_mapping
+        with nl_context.target_cell(context, cell) as cctxt:
+            instance._context = cctxt
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.DELETE, want_result=False)
+            service = None
+            if instance.host and not cell.is_cell0:
+                service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
+                                                                 'novalite-compute')
+            if service is not None and self.servicegroup_api.service_is_up(service):
+                instance.task_state = task_states.DELETING
+                instance.save()
+                mapping.queued_for_delete = True
+                mapping.save()
+                self.compute_rpcapi.terminate_instance(cctxt, instance)
+                return
+            self._local_delete(cctxt, instance)
+            mapping.queued_for_delete = True
+            mapping.save()
+
+    def _delete_while_booting(self, context: Any, instance: Any) -> bool:
+        """Delete the BuildRequest; True if that was the whole job (the conductor sees
+        it gone and cleans up), False if the instance already reached a cell."""
+        try:
+            build_request = objects.BuildRequest.get_by_instance_uuid(context, instance.uuid)
+            build_request.destroy()
+        except exception.BuildRequestNotFound:
+            return False
+        try:
+            mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+            mapping.queued_for_delete = True
+            mapping.save()
+        except exception.InstanceMappingNotFound:
+            pass
+        self.reportclient.delete_allocation_for_instance(context, instance.uuid)
+        return True
+
+    def _local_delete(self, context: Any, instance: Any) -> None:
+        """Delete an instance no compute host will handle (never scheduled, or host
+        down), in the API, as Nova does."""
+        LOG.info('Deleting instance %s locally (host %s)', instance.uuid,
+                 instance.host or 'none')
+        try:
+            # Placement must not keep the resources of a host that will never free them.
+            self.reportclient.delete_allocation_for_instance(context, instance.uuid)
+        except exception.PlacementAPIConnectFailure:
+            LOG.warning('Placement unreachable while deleting %s; its allocations, if '
+                        'any, are left for the heal task', instance.uuid)
+        instance.terminated_at = timeutils.utcnow(with_timezone=True)
+        instance.save()
+        instance.destroy()
+

@@ -1,0 +1,178 @@
+"""Building and deleting an instance on this host (hops 7 to 9 of the boot path).
+
+Called by the compute manager with the instance lock held. A build that fails here
+goes back to the conductor, which tries the next alternate host or puts the instance
+in ERROR with a fault naming the failure; the allocation never outlives the build.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from novalite import exception, objects
+from novalite.compute import power_state, task_states, vm_states
+from novalite.objects import instance_fault
+
+LOG = logging.getLogger(__name__)
+
+BUILD_EVENT = 'compute__do_build_and_run_instance'
+TERMINATE_EVENT = 'compute_terminate_instance'
+
+
+@dataclasses.dataclass
+class BuildRequestArgs:
+    """What the conductor sent along with the instance."""
+
+    image: Any
+    request_spec: Any
+    filter_properties: dict
+    admin_password: str | None
+    injected_files: list
+    requested_networks: Any
+    node: str
+    host_list: list
+
+
+class _Deleted(Exception):
+    """The instance was deleted while it was being built."""
+
+
+def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
+    objects.InstanceActionEvent.event_start(context, instance.uuid, BUILD_EVENT, host=mgr.host)
+    try:
+        _build(mgr, context, instance, req)
+    except _Deleted:
+        LOG.info('Instance %s was deleted during its build; cleaning up', instance.uuid)
+        _cleanup(mgr, context, instance, req.node)
+        return
+    except Exception as exc:
+        message, trace = objects.InstanceActionEvent.format_error(exc)
+        objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT,
+                                                 exc_val=message, exc_tb=trace, host=mgr.host)
+        _cleanup(mgr, context, instance, req.node)
+        if isinstance(exc, exception.BuildAbortException):
+            _error(mgr, context, instance, exc)
+        else:
+            _reschedule(mgr, context, instance, req, exc)
+        return
+    objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT, host=mgr.host)
+
+
+def _save(instance: Any, expected_task_state: Any) -> None:
+    try:
+        instance.save(expected_task_state=expected_task_state)
+    except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as exc:
+        if isinstance(exc, exception.InstanceNotFound) or 'deleting' in str(exc):
+            raise _Deleted() from exc
+        raise
+
+
+def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
+    mgr.rt.instance_claim(context, instance, req.node)
+    instance.vm_state = vm_states.BUILDING
+    instance.task_state = task_states.NETWORKING
+    _save(instance, task_states.SCHEDULING)
+    network_info = mgr.network_api.allocate_for_instance(context, instance,
+                                                         req.requested_networks)
+    instance.task_state = task_states.BLOCK_DEVICE_MAPPING
+    _save(instance, task_states.NETWORKING)
+    instance.task_state = task_states.SPAWNING
+    _save(instance, task_states.BLOCK_DEVICE_MAPPING)
+    allocations = mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
+    image_meta = objects.ImageMeta.from_dict(req.image) if req.image else None
+    mgr.driver.spawn(context, instance, image_meta, req.injected_files, req.admin_password,
+                     allocations, network_info=network_info)
+    instance.power_state = mgr.driver.get_info(instance).state
+    instance.vm_state = vm_states.ACTIVE
+    instance.task_state = None
+    instance.launched_at = timeutils.utcnow(with_timezone=True)
+    _save(instance, task_states.SPAWNING)
+    LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
+
+
+def _cleanup(mgr: Any, context: Any, instance: Any, nodename: str) -> None:
+    """Remove what a failed or abandoned build left on this host and in Placement."""
+    try:
+        mgr.driver.destroy(context, instance)
+    except Exception:
+        LOG.exception('Could not destroy the guest of %s', instance.uuid)
+    mgr.network_api.deallocate_for_instance(context, instance)
+    mgr.rt.abort_instance_claim(context, instance, nodename)
+    try:
+        mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
+    except Exception:
+        LOG.exception('Could not delete the allocations of %s', instance.uuid)
+
+
+def _error(mgr: Any, context: Any, instance: Any, exc: BaseException) -> None:
+    instance.vm_state = vm_states.ERROR
+    instance.task_state = None
+    try:
+        instance.save()
+    except exception.InstanceNotFound:
+        return
+    instance_fault.add_instance_fault_from_exc(context, instance, exc, host=mgr.host)
+
+
+def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
+                exc: BaseException) -> None:
+    """Hand the build back to the conductor with the remaining alternates."""
+    reason = exc.format_message() if isinstance(exc, exception.NovaliteException) else \
+        '%s: %s' % (type(exc).__name__, exc)
+    LOG.warning('Build of %s failed on %s: %s', instance.uuid, mgr.host, reason)
+    instance.task_state = task_states.SCHEDULING
+    instance.host = None
+    instance.node = None
+    try:
+        instance.save()
+    except exception.InstanceNotFound:
+        return
+    retry = dict(req.filter_properties.get('retry') or {})
+    retry['exc_reason'] = reason
+    retry.setdefault('hosts', [[mgr.host, req.node]])
+    mgr.compute_task_api.build_instances(
+        context, instances=[instance], image=req.image,
+        filter_properties=dict(req.filter_properties, retry=retry),
+        admin_password=req.admin_password, injected_files=req.injected_files,
+        requested_networks=req.requested_networks, block_device_mapping=[],
+        request_spec=req.request_spec, host_lists=[req.host_list])
+
+
+def terminate_instance(mgr: Any, context: Any, instance: Any) -> None:
+    """Destroy the guest, free its resources and allocations, delete the record."""
+    try:
+        objects.InstanceActionEvent.event_start(context, instance.uuid, TERMINATE_EVENT,
+                                                host=mgr.host)
+    except exception.InstanceActionNotFound:
+        pass
+    mgr.driver.destroy(context, instance)
+    mgr.network_api.deallocate_for_instance(context, instance)
+    mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
+    instance.power_state = power_state.NOSTATE
+    instance.terminated_at = timeutils.utcnow(with_timezone=True)
+    instance.save()
+    try:
+        objects.InstanceActionEvent.event_finish(context, instance.uuid, TERMINATE_EVENT,
+                                                 host=mgr.host)
+    except exception.InstanceActionNotFound:
+        pass
+    instance.destroy()
+    mgr.rt.free_instance(context, instance)
+
+
+def recover_interrupted_builds(mgr: Any, context: Any) -> None:
+    """On start-up: a build this host was doing when it stopped cannot resume. Put it in
+    ERROR with a fault and free its allocation; finish deletes that were under way."""
+    for instance in objects.InstanceList.get_by_host(context, mgr.host):
+        if instance.task_state == task_states.DELETING:
+            LOG.info('Finishing the interrupted delete of %s', instance.uuid)
+            terminate_instance(mgr, context, instance)
+        elif instance.vm_state == vm_states.BUILDING:
+            LOG.warning('Instance %s was building when this service stopped', instance.uuid)
+            _cleanup(mgr, context, instance, instance.node or mgr.host)
+            _error(mgr, context, instance, exception.BuildAbortException(
+                instance_uuid=instance.uuid,
+                reason='the compute service on %s restarted during the build' % mgr.host))

@@ -1,0 +1,41 @@
+"""A resource claim on one compute node: a test against free resources, then usage."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from novalite import exception
+from novalite.virt import driver as virt_driver
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    vcpus: int
+    memory_mb: int
+    disk_gb: int
+
+    @classmethod
+    def of_flavor(cls, flavor: Any) -> Usage:
+        swap_gb = (flavor.swap + 1023) // 1024 if flavor.swap else 0
+        return cls(flavor.vcpus, flavor.memory_mb,
+                   flavor.root_gb + flavor.ephemeral_gb + swap_gb)
+
+
+def test_claim(node: Any, used: Usage, wanted: Usage) -> None:
+    """Raise ``ComputeResourcesUnavailable`` when ``wanted`` does not fit on ``node``
+    beside ``used``, with the same ratios and reservations reported to Placement."""
+    from novalite.conf import CONF
+    checks = (
+        ('vcpus', node.vcpus * virt_driver.allocation_ratio('cpu', node.cpu_allocation_ratio)
+         - CONF.reserved_host_cpus, used.vcpus, wanted.vcpus, 'VCPU'),
+        ('memory_mb', node.memory_mb * virt_driver.allocation_ratio(
+            'ram', node.ram_allocation_ratio) - CONF.reserved_host_memory_mb,
+         used.memory_mb, wanted.memory_mb, 'MB of memory'),
+        ('disk_gb', node.local_gb * virt_driver.allocation_ratio(
+            'disk', node.disk_allocation_ratio), used.disk_gb, wanted.disk_gb, 'GB of disk'),
+    )
+    for _name, limit, in_use, asked, unit in checks:
+        if asked and in_use + asked > limit:
+            raise exception.ComputeResourcesUnavailable(
+                reason='requested %d %s, %d free on %s' % (asked, unit, max(limit - in_use, 0),
+                                                           node.hypervisor_hostname))

@@ -1,0 +1,4 @@
+"""Names of the actions recorded in ``instance_actions`` (shown by os-instance-actions)."""
+
+CREATE = 'create'
+DELETE = 'delete'

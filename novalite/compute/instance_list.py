@@ -1,0 +1,149 @@
+"""Listing servers across build requests and every cell, in one sort order.
+
+Each cell returns its own sorted page after the marker; the pages and the matching
+build requests are merged and cut to ``limit``. The marker may be in any cell or be a
+build request: its sort values are looked up once and passed to every cell.
+"""
+from __future__ import annotations
+
+import datetime
+import functools
+import types
+from typing import Any
+
+from novalite import context as nl_context
+from novalite import exception, objects
+from novalite.db import engine
+from novalite.db.main import models
+
+_BUILD_REQUEST_KEYS = ('project_id', 'user_id', 'vm_state', 'task_state', 'image_ref',
+                       'instance_type_id', 'reservation_id', 'availability_zone', 'uuid')
+
+
+def _value(obj: Any, key: str) -> Any:
+    value = getattr(obj, key, None) if not hasattr(obj, 'obj_attr_is_set') or \
+        obj.obj_attr_is_set(key) else None
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        value = value.astimezone(datetime.UTC).replace(tzinfo=None)
+    return value
+
+
+def _compare(a: Any, b: Any, sort_keys: list[str], sort_dirs: list[str]) -> int:
+    for key, direction in zip(sort_keys, sort_dirs, strict=True):
+        va, vb = _value(a, key), _value(b, key)
+        if va == vb:
+            continue
+        # NULLs sort first ascending and last descending, as the databases do.
+        if va is None:
+            result = -1
+        elif vb is None:
+            result = 1
+        else:
+            result = -1 if va < vb else 1
+        return result if direction == 'asc' else -result
+    return 0
+
+
+def _matches(instance: Any, filters: dict) -> bool:
+    """Whether a build request's instance passes the simple filters."""
+    import re
+    if filters.get('deleted') or filters.get('host') or filters.get('node'):
+        return False
+    for key in _BUILD_REQUEST_KEYS:
+        if key in filters:
+            want = filters[key]
+            value = getattr(instance, key, None)
+            if isinstance(want, (list, tuple, set)):
+                if value not in want:
+                    return False
+            elif value != want:
+                return False
+    name = filters.get('name') or filters.get('display_name')
+    if name and not re.search(name, instance.display_name or ''):
+        return False
+    tags = set(filters.get('tags') or [])
+    if tags and not tags.issubset(set(instance.tags or [])):
+        return False
+    not_tags = set(filters.get('not-tags') or [])
+    if not_tags and not_tags.issubset(set(instance.tags or [])):
+        return False
+    since = filters.get('changes-since')
+    if since is not None and (instance.updated_at or instance.created_at) < since:
+        return False
+    return True
+
+
+def _find_marker(context: Any, marker: str, sort_keys: list[str]) -> Any:
+    """The marker's sort values, wherever the marker lives."""
+    try:
+        mapping = objects.InstanceMapping.get_by_instance_uuid(context, marker)
+    except exception.InstanceMappingNotFound as exc:
+        raise exception.MarkerNotFound(marker=marker) from exc
+    if mapping.cell_mapping is None:
+        try:
+            instance = objects.BuildRequest.get_by_instance_uuid(context, marker).instance
+        except exception.BuildRequestNotFound as exc:
+            raise exception.MarkerNotFound(marker=marker) from exc
+        values = {k: getattr(instance, k, None) for k in sort_keys}
+        values.setdefault('id', 0)
+        return types.SimpleNamespace(**values)
+    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+        with engine.cell_reader(cctxt) as session:
+            from sqlalchemy import select
+            row = session.scalars(select(models.Instance).filter_by(uuid=marker)).first()
+            if row is None:
+                raise exception.MarkerNotFound(marker=marker)
+            session.expunge(row)
+            return row
+
+
+def get_instances_sorted(context: Any, filters: dict, limit: int | None, marker: str | None,
+                         sort_keys: list[str], sort_dirs: list[str],
+                         expected_attrs: list) -> list:
+    sort_keys = list(sort_keys)
+    sort_dirs = list(sort_dirs) + [sort_dirs[-1] if sort_dirs else 'desc'] * \
+        (len(sort_keys) - len(sort_dirs))
+    for key in sort_keys:
+        if not hasattr(models.Instance, key):
+            raise exception.InvalidSortKey(key=key)
+    if 'uuid' not in sort_keys:
+        sort_keys.append('uuid')
+        sort_dirs.append(sort_dirs[0])
+    if 'flavor' in filters:
+        flavorid = filters.pop('flavor')
+        try:
+            filters['instance_type_id'] = objects.Flavor.get_by_flavor_id(context,
+                                                                          flavorid).id
+        except exception.FlavorNotFound:
+            return []
+    marker_obj = _find_marker(context, marker, sort_keys) if marker else None
+
+    found: list = []
+    if not filters.get('deleted'):
+        project = filters.get('project_id')
+        for build_request in objects.BuildRequestList.get_all(
+                context, project_id=project if isinstance(project, str) else None):
+            instance = build_request.instance
+            instance.fault = None
+            if _matches(instance, filters) and instance.uuid != marker:
+                found.append(instance)
+        if marker_obj is not None:
+            found = [i for i in found if _compare(i, marker_obj, sort_keys, sort_dirs) > 0]
+
+    cells = objects.CellMappingList.get_all(context)
+    results = nl_context.scatter_gather_cells(
+        context, list(cells), 60,
+        lambda cctxt: objects.InstanceList.get_by_filters(
+            cctxt, filters, sort_keys=sort_keys, sort_dirs=sort_dirs, limit=limit,
+            marker=marker_obj, expected_attrs=expected_attrs))
+    for cell_uuid, result in results.items():
+        if isinstance(result, objects.InstanceList):
+            found.extend(result.objects)
+        elif isinstance(result, exception.NovaliteException):
+            raise result
+        else:
+            raise exception.CellTimeout() if result is nl_context.did_not_respond_sentinel \
+                else exception.NovaliteException('Listing cell %s failed' % cell_uuid)
+    found.sort(key=functools.cmp_to_key(
+        lambda a, b: _compare(a, b, sort_keys, sort_dirs)))
+    return found[:limit] if limit is not None else found

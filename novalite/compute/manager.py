@@ -1,0 +1,98 @@
+"""The compute host's RPC endpoint: accept, lock, hand off to a flow module.
+
+Compute never touches a database: every object method here goes to the conductor
+(see ``objects.base.indirection``).
+"""
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Any
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+from oslo_service import periodic_task
+
+from novalite import exception, manager, utils
+from novalite.compute import build, resource_tracker
+from novalite.conductor import api as conductor_api
+from novalite.conf import CONF
+from novalite.network import api as network_api
+from novalite.scheduler.client import report
+from novalite.virt import driver as virt_driver
+
+LOG = logging.getLogger(__name__)
+
+
+class ComputeManager(manager.Manager):
+    """Builds and deletes the instances of one host.
+
+    Collaborators come through the constructor so tests can pass their own.
+    """
+
+    target = messaging.Target(version='1.0')
+
+    def __init__(self, host: str | None = None, driver: Any = None,
+                 reportclient: Any = None, compute_task_api: Any = None,
+                 network_api_: Any = None) -> None:
+        super().__init__(host=host, service_name='compute')
+        self.driver = driver or virt_driver.load_compute_driver()
+        self.reportclient = reportclient or report.SchedulerReportClient()
+        self.compute_task_api = compute_task_api or conductor_api.ComputeTaskAPI()
+        self.network_api = network_api_ or network_api.API()
+        self.rt = resource_tracker.ResourceTracker(self.host, self.driver, self.reportclient)
+        self._instance_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+        self._locks_lock = threading.Lock()
+
+    def instance_lock(self, instance_uuid: str) -> threading.Lock:
+        """The lock that serialises all work on one instance on this host."""
+        with self._locks_lock:
+            return self._instance_locks[instance_uuid]
+
+    def init_host(self) -> None:
+        from novalite import context as nl_context
+        self.driver.init_host(self.host)
+        context = nl_context.get_admin_context()
+        for nodename in self.driver.get_available_nodes():
+            self.rt.update_available_resource(context, nodename)
+        build.recover_interrupted_builds(self, context)
+
+    def cleanup_host(self) -> None:
+        self.driver.cleanup_host(self.host)
+
+    @periodic_task.periodic_task(spacing=CONF.update_resources_interval, run_immediately=False)
+    def update_available_resource(self, context: Any) -> None:
+        for nodename in self.driver.get_available_nodes():
+            try:
+                self.rt.update_available_resource(context, nodename)
+            except Exception:
+                LOG.exception('Error updating resources for node %s', nodename)
+
+    # -- RPC endpoints -----------------------------------------------------------------
+
+    def build_and_run_instance(self, context: Any, instance: Any, image: Any,
+                               request_spec: Any, filter_properties: dict,
+                               admin_password: str | None = None,
+                               injected_files: list | None = None,
+                               requested_networks: Any = None,
+                               block_device_mapping: list | None = None,
+                               node: str | None = None, limits: dict | None = None,
+                               host_list: list | None = None) -> None:
+        """Build in the background: a cast must not hold the RPC worker for the build."""
+        request = build.BuildRequestArgs(
+            image=image, request_spec=request_spec, filter_properties=filter_properties,
+            admin_password=admin_password, injected_files=injected_files or [],
+            requested_networks=requested_networks, node=node or self.host,
+            host_list=host_list or [])
+        utils.spawn(self._locked_build, context, instance, request)
+
+    def _locked_build(self, context: Any, instance: Any, request: Any) -> None:
+        with self.instance_lock(instance.uuid):
+            build.build_and_run_instance(self, context, instance, request)
+
+    def terminate_instance(self, context: Any, instance: Any, bdms: list | None = None) -> None:
+        with self.instance_lock(instance.uuid):
+            try:
+                build.terminate_instance(self, context, instance)
+            except exception.InstanceNotFound:
+                LOG.info('Instance %s was already deleted', instance.uuid)

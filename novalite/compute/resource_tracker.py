@@ -1,0 +1,138 @@
+"""What this compute host has and uses, kept in compute_nodes and in Placement.
+
+One lock guards the tracker. A claim costs no Placement request (the scheduler already
+allocated); usage is rebuilt from this host's instances on each periodic run; the
+inventory is pushed to Placement only when it changed.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from oslo_log import log as logging
+
+from novalite import exception, objects
+from novalite.compute import claims
+from novalite.compute.provider_tree import ProviderTree
+from novalite.conf import CONF
+from novalite.virt import driver as virt_driver
+
+LOG = logging.getLogger(__name__)
+
+
+class ResourceTracker:
+    def __init__(self, host: str, driver: Any, reportclient: Any) -> None:
+        self.host = host
+        self.driver = driver
+        self.reportclient = reportclient
+        self.compute_nodes: dict[str, Any] = {}
+        self.provider_tree = ProviderTree()
+        # instance uuid -> (nodename, Usage)
+        self.tracked: dict[str, tuple[str, claims.Usage]] = {}
+        self._lock = threading.RLock()
+
+    # -- periodic ----------------------------------------------------------------------
+
+    def update_available_resource(self, context: Any, nodename: str) -> None:
+        """Refresh the node record and the Placement inventory from the hypervisor and
+        this host's instances."""
+        resources = self.driver.get_available_resource(nodename)
+        instances = objects.InstanceList.get_by_host(context, self.host)
+        with self._lock:
+            node = self._init_compute_node(context, nodename, resources)
+            self.tracked = {
+                i.uuid: (i.node or nodename, claims.Usage.of_flavor(i.flavor))
+                for i in instances if i.node in (None, nodename) and not i.deleted}
+            self._update(context, node, resources)
+
+    def _init_compute_node(self, context: Any, nodename: str, resources: dict) -> Any:
+        node = self.compute_nodes.get(nodename)
+        if node is None:
+            try:
+                node = objects.ComputeNode.get_by_host_and_nodename(context, self.host,
+                                                                    nodename)
+            except exception.ComputeHostNotFound:
+                node = objects.ComputeNode(context, host=self.host, mapped=0,
+                                           hypervisor_hostname=nodename,
+                                           **self._node_values(resources))
+                node.create()
+                LOG.info('Compute node record created for %s:%s with uuid %s',
+                         self.host, nodename, node.uuid)
+            self.compute_nodes[nodename] = node
+        if not self.provider_tree.exists(nodename):
+            self.reportclient.ensure_resource_provider(context, node.uuid, nodename)
+            self.provider_tree.new_root(nodename, node.uuid)
+        return node
+
+    @staticmethod
+    def _node_values(resources: dict) -> dict:
+        keys = ('vcpus', 'memory_mb', 'local_gb', 'hypervisor_type', 'hypervisor_version',
+                'cpu_info', 'disk_available_least')
+        values = {k: resources[k] for k in keys if k in resources}
+        values.update(cpu_allocation_ratio=virt_driver.allocation_ratio('cpu'),
+                      ram_allocation_ratio=virt_driver.allocation_ratio('ram'),
+                      disk_allocation_ratio=virt_driver.allocation_ratio('disk'),
+                      host_ip=CONF.my_ip)
+        return values
+
+    def _used(self, nodename: str) -> claims.Usage:
+        usages = [u for n, u in self.tracked.values() if n == nodename]
+        return claims.Usage(sum(u.vcpus for u in usages), sum(u.memory_mb for u in usages),
+                            sum(u.disk_gb for u in usages))
+
+    def _update(self, context: Any, node: Any, resources: dict | None = None) -> None:
+        """Write the node's usage if it changed; push inventory if it changed."""
+        if resources is not None:
+            for key, value in self._node_values(resources).items():
+                if getattr(node, key) != value:
+                    setattr(node, key, value)
+        used = self._used(node.hypervisor_hostname)
+        node.vcpus_used = used.vcpus
+        node.memory_mb_used = used.memory_mb + CONF.reserved_host_memory_mb
+        node.local_gb_used = used.disk_gb
+        node.free_ram_mb = node.memory_mb - node.memory_mb_used
+        node.free_disk_gb = node.local_gb - node.local_gb_used
+        node.running_vms = sum(1 for n, _u in self.tracked.values()
+                               if n == node.hypervisor_hostname)
+        node.current_workload = 0
+        if node.obj_what_changed():
+            node.save()
+        if resources is not None:
+            self.driver.update_provider_tree(self.provider_tree, node.hypervisor_hostname)
+            data = self.provider_tree.data(node.hypervisor_hostname)
+            self.reportclient.set_inventory_for_provider(context, data.uuid, data.inventory)
+
+    # -- claims ------------------------------------------------------------------------
+
+    def instance_claim(self, context: Any, instance: Any, nodename: str) -> None:
+        """Claim the instance's flavor on ``nodename`` and record the host on it.
+
+        :raises ComputeResourcesUnavailable: it does not fit (the build reschedules).
+        """
+        wanted = claims.Usage.of_flavor(instance.flavor)
+        with self._lock:
+            node = self.compute_nodes.get(nodename)
+            if node is None:
+                raise exception.ComputeResourcesUnavailable(
+                    reason='node %s is not known to this host yet' % nodename)
+            claims.test_claim(node, self._used(nodename), wanted)
+            instance.host = self.host
+            instance.node = nodename
+            instance.launched_on = self.host
+            instance.compute_id = node.id
+            instance.save()
+            self.tracked[instance.uuid] = (nodename, wanted)
+            self._update(context, node)
+
+    def abort_instance_claim(self, context: Any, instance: Any, nodename: str) -> None:
+        """Undo a claim after a failed build (the instance is rescheduled or in ERROR)."""
+        with self._lock:
+            tracked = self.tracked.pop(instance.uuid, None)
+            if tracked is not None:
+                node = self.compute_nodes.get(tracked[0] or nodename)
+                if node is not None:
+                    self._update(context, node)
+
+    def free_instance(self, context: Any, instance: Any) -> None:
+        """Forget a deleted instance's usage."""
+        self.abort_instance_claim(context, instance, instance.node or '')

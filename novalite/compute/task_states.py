@@ -1,0 +1,10 @@
+"""The transient states of an instance (``task_state``): what is being done to it."""
+
+SCHEDULING = 'scheduling'
+BLOCK_DEVICE_MAPPING = 'block_device_mapping'
+NETWORKING = 'networking'
+SPAWNING = 'spawning'
+DELETING = 'deleting'
+REBOOTING = 'rebooting'
+POWERING_OFF = 'powering-off'
+POWERING_ON = 'powering-on'

@@ -1,0 +1,1 @@
+"""The conductor: builds and moves instances, and is the compute hosts' database."""

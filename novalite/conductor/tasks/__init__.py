@@ -1,0 +1,1 @@
+"""Long conductor work, one module per task (build, and later migrate, resize...)."""

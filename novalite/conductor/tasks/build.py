@@ -1,0 +1,241 @@
+"""Building servers in the conductor: schedule, create in a cell, cast to the host.
+
+``schedule_and_build`` is hop 4 of the boot path; ``reschedule`` moves a build that
+failed on its host to the next alternate the scheduler chose. Every way out leaves the
+instance either handed to a host or in ERROR with a fault, and no allocation behind.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+
+from novalite import context as nl_context
+from novalite import exception, objects, quota
+from novalite.compute import instance_actions, task_states, vm_states
+from novalite.compute import rpcapi as compute_rpcapi
+from novalite.conf import CONF
+from novalite.objects import instance_fault
+from novalite.scheduler.client import query, report
+
+LOG = logging.getLogger(__name__)
+
+SCHEDULE_EVENT = 'conductor_schedule_and_build_instances'
+RESCHEDULE_EVENT = 'conductor_build_instances'
+
+
+@dataclasses.dataclass
+class Dependencies:
+    """The conductor's clients, made on first use so tests can pass their own."""
+
+    _query: Any = None
+    _report: Any = None
+    _compute: Any = None
+
+    @property
+    def query_client(self) -> Any:
+        if self._query is None:
+            self._query = query.SchedulerQueryClient()
+        return self._query
+
+    @property
+    def reportclient(self) -> Any:
+        if self._report is None:
+            self._report = report.SchedulerReportClient()
+        return self._report
+
+    @property
+    def compute_rpcapi(self) -> Any:
+        if self._compute is None:
+            self._compute = compute_rpcapi.ComputeAPI()
+        return self._compute
+
+
+def _scheduling_error(exc: Exception) -> Exception:
+    """The error to record when scheduling itself failed, saying which part failed."""
+    if isinstance(exc, messaging.MessagingTimeout):
+        return exception.NoValidHost(
+            reason='The scheduler did not answer within %d seconds; is novalite-scheduler '
+                   'running?' % CONF.rpc_response_timeout_scheduler)
+    return exc
+
+
+def _free_allocations(deps: Dependencies, context: Any, uuids: list[str]) -> None:
+    for uuid in uuids:
+        try:
+            deps.reportclient.delete_allocation_for_instance(context, uuid)
+        except Exception:
+            LOG.exception('Could not delete the allocations of %s; the heal task will', uuid)
+
+
+def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
+                       request_specs: list, image: dict | None, admin_password: str | None,
+                       injected_files: list, requested_networks: Any) -> None:
+    uuids = [br.instance_uuid for br in build_requests]
+    try:
+        host_lists = deps.query_client.select_destinations(
+            context, request_specs[0], uuids, return_objects=True, return_alternates=True)
+    except Exception as exc:
+        error = _scheduling_error(exc)
+        LOG.warning('Scheduling %s failed: %s', uuids, error)
+        for build_request, spec in zip(build_requests, request_specs, strict=True):
+            bury_in_cell0(context, build_request, spec, error)
+        return
+
+    cells: dict[str, Any] = {}
+    created: list[tuple[Any, Any, Any, list]] = []
+    for build_request, spec, host_list in zip(build_requests, request_specs, host_lists,
+                                              strict=True):
+        selection = host_list[0]
+        cell = cells.get(selection.cell_uuid)
+        if cell is None:
+            cell = cells[selection.cell_uuid] = objects.CellMapping.get_by_uuid(
+                context, selection.cell_uuid)
+        instance = _create_in_cell(deps, context, build_request, cell, selection)
+        if instance is not None:
+            created.append((instance, spec, cell, host_list))
+
+    if created and CONF.quota.recheck_quota:
+        try:
+            quota.check_deltas(context, {'instances': 0, 'cores': 0, 'ram': 0},
+                               context.project_id, context.user_id)
+        except exception.TooManyInstances as exc:
+            for instance, _spec, cell, _hosts in created:
+                with nl_context.target_cell(context, cell) as cctxt:
+                    instance._context = cctxt
+                    _set_error(cctxt, instance, exc, SCHEDULE_EVENT)
+            _free_allocations(deps, context, [i.uuid for i, *_ in created])
+            return
+
+    for instance, spec, cell, host_list in created:
+        selection = host_list[0]
+        with nl_context.target_cell(context, cell) as cctxt:
+            instance._context = cctxt
+            objects.InstanceActionEvent.event_finish(cctxt, instance.uuid, SCHEDULE_EVENT)
+            deps.compute_rpcapi.build_and_run_instance(
+                cctxt, instance=instance, host=selection.service_host, image=image,
+                request_spec=spec, filter_properties=_filter_properties(host_list),
+                admin_password=admin_password, injected_files=injected_files,
+                requested_networks=requested_networks, node=selection.nodename,
+                host_list=host_list[1:])
+
+
+def _filter_properties(host_list: list) -> dict:
+    return {'retry': {'num_attempts': 1, 'hosts': [[s.service_host, s.nodename]
+                                                   for s in host_list[:1]]}}
+
+
+def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: Any,
+                    selection: Any) -> Any:
+    """Create the instance in ``cell`` and map it there; None if the user deleted it
+    meanwhile (then nothing is left behind)."""
+    instance = build_request.instance
+    if not instance.availability_zone:
+        instance.availability_zone = selection.availability_zone
+    with nl_context.target_cell(context, cell) as cctxt:
+        instance._context = cctxt
+        instance.create()
+        objects.InstanceAction.action_start(cctxt, instance.uuid, instance_actions.CREATE,
+                                            want_result=False)
+        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT)
+    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+    mapping.cell_mapping = cell
+    mapping.save()
+    try:
+        build_request.destroy()
+    except exception.BuildRequestNotFound:
+        LOG.info('Instance %s was deleted while it was scheduled; cleaning up',
+                 instance.uuid)
+        with nl_context.target_cell(context, cell) as cctxt:
+            instance._context = cctxt
+            instance.destroy()
+        _free_allocations(deps, context, [instance.uuid])
+        return None
+    return instance
+
+
+def _set_error(context: Any, instance: Any, error: BaseException, event: str,
+               host: str | None = None) -> None:
+    """ERROR state, a fault that says why, and the action's event marked failed."""
+    instance.vm_state = vm_states.ERROR
+    instance.task_state = None
+    instance.save()
+    instance_fault.add_instance_fault_from_exc(context, instance, error, host=host)
+    message, trace = objects.InstanceActionEvent.format_error(error)
+    try:
+        objects.InstanceActionEvent.event_finish(context, instance.uuid, event,
+                                                 exc_val=message, exc_tb=trace, host=host)
+    except exception.InstanceActionNotFound:
+        LOG.warning('No action recorded for %s to mark failed', instance.uuid)
+
+
+def bury_in_cell0(context: Any, build_request: Any, spec: Any, error: BaseException) -> None:
+    """Put a server that could not be scheduled in cell0, in ERROR with its fault, so
+    that it still lists and shows why."""
+    cell0 = objects.CellMapping.get_by_uuid(context, objects.CellMapping.CELL0_UUID)
+    instance = build_request.instance
+    instance.vm_state = vm_states.ERROR
+    instance.task_state = None
+    with nl_context.target_cell(context, cell0) as cctxt:
+        instance._context = cctxt
+        instance.create()
+        objects.InstanceAction.action_start(cctxt, instance.uuid, instance_actions.CREATE,
+                                            want_result=False)
+        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT)
+        _set_error(cctxt, instance, error, SCHEDULE_EVENT)
+    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+    mapping.cell_mapping = cell0
+    mapping.save()
+    try:
+        build_request.destroy()
+    except exception.BuildRequestNotFound:
+        with nl_context.target_cell(context, cell0) as cctxt:
+            instance._context = cctxt
+            instance.destroy()
+
+
+def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
+               image: dict | None, filter_properties: dict, admin_password: str | None,
+               injected_files: list, requested_networks: Any, request_spec: Any) -> None:
+    """Build on the next alternate whose allocation can still be claimed; when none is
+    left, ERROR with a fault that names the last failure."""
+    retry = dict(filter_properties.get('retry') or {})
+    last_error = retry.get('exc_reason') or 'unknown error'
+    last_host = (retry.get('hosts') or [['?']])[-1][0]
+    remaining = list(host_list)
+    while remaining:
+        selection = remaining.pop(0)
+        alloc_req = jsonutils.loads(selection.allocation_request) \
+            if selection.allocation_request else None
+        try:
+            claimed = alloc_req is not None and deps.reportclient.claim_resources(
+                context, instance.uuid, alloc_req, instance.project_id, instance.user_id,
+                allocation_request_version=selection.allocation_request_version)
+        except exception.PlacementAPIConnectFailure as exc:
+            last_error, claimed = exc.format_message(), False
+            remaining = []
+        if not claimed:
+            continue
+        retry['num_attempts'] = retry.get('num_attempts', 1) + 1
+        retry.setdefault('hosts', []).append([selection.service_host, selection.nodename])
+        instance.task_state = task_states.SCHEDULING
+        instance.host = None
+        instance.node = None
+        instance.save()
+        LOG.info('Rescheduling %s to %s after: %s', instance.uuid, selection.service_host,
+                 last_error)
+        deps.compute_rpcapi.build_and_run_instance(
+            context, instance=instance, host=selection.service_host, image=image,
+            request_spec=request_spec, filter_properties=dict(filter_properties, retry=retry),
+            admin_password=admin_password, injected_files=injected_files,
+            requested_networks=requested_networks, node=selection.nodename,
+            host_list=remaining)
+        return
+    error = exception.MaxRetriesExceeded(
+        reason='Exhausted all hosts available for retrying build failures for instance '
+               '%s. Last failure on %s: %s' % (instance.uuid, last_host, last_error))
+    _set_error(context, instance, error, RESCHEDULE_EVENT)
+    _free_allocations(deps, context, [instance.uuid])

@@ -1,0 +1,32 @@
+"""Base class of the service managers (the RPC endpoints of each daemon)."""
+from __future__ import annotations
+
+from typing import Any
+
+from oslo_service import periodic_task
+
+from novalite.conf import CONF
+
+
+class Manager(periodic_task.PeriodicTasks):
+    """A daemon's endpoint: RPC methods plus ``@periodic_task`` methods.
+
+    ``novalite.service.Service`` serves it: it calls ``init_host`` before the RPC server
+    starts, ``periodic_tasks`` every ``[DEFAULT] periodic_interval`` seconds at most, and
+    ``cleanup_host`` on stop.
+    """
+
+    def __init__(self, host: str | None = None, service_name: str = 'undefined') -> None:
+        super().__init__(CONF)
+        self.host = host or CONF.host
+        self.service_name = service_name
+
+    def init_host(self) -> None:
+        """Work to do before the service takes RPC messages."""
+
+    def cleanup_host(self) -> None:
+        """Work to do when the service stops."""
+
+    def periodic_tasks(self, context: Any, raise_on_error: bool = False) -> float:
+        """Run the periodic tasks that are due; return seconds until the next is."""
+        return self.run_periodic_tasks(context, raise_on_error=raise_on_error)

@@ -1,0 +1,1 @@
+"""Networking for instances (networks "none" and "auto" today; Neutron later)."""

@@ -1,0 +1,48 @@
+"""Small helpers shared by the services."""
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from oslo_log import log as logging
+
+from novalite.objects import base as obj_base
+
+LOG = logging.getLogger(__name__)
+
+
+def spawn(fn: Callable, *args: Any, **kwargs: Any) -> threading.Thread:
+    """Run ``fn`` on a new daemon thread that inherits this thread's object indirection
+    (so work a compute endpoint hands off still reaches the DB through the conductor)."""
+    api = obj_base.current_indirection_api()
+
+    def run() -> None:
+        try:
+            if api is not None:
+                with obj_base.indirection(api):
+                    fn(*args, **kwargs)
+            else:
+                fn(*args, **kwargs)
+        except Exception:
+            LOG.exception('Unhandled error in thread running %s', getattr(fn, '__name__', fn))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def sanitize_hostname(name: str, default: str = 'server') -> str:
+    """A DNS label made from a display name, as Nova derives instance hostnames."""
+    hostname = name.lower()
+    hostname = re.sub(r'[ _.]', '-', hostname)
+    hostname = re.sub(r'[^\w-]+', '', hostname, flags=re.ASCII)
+    hostname = hostname.strip('-')[:63].rstrip('-')
+    return hostname or default
+
+
+def generate_reservation_id() -> str:
+    import random
+    import string
+    return 'r-' + ''.join(random.choices(string.ascii_lowercase + string.digits, k=8))

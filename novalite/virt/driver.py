@@ -1,0 +1,134 @@
+"""The contract between the compute manager and a hypervisor driver.
+
+The manager calls these methods and never reaches the hypervisor otherwise. A driver
+reports what the host has (``get_available_resource``, ``update_provider_tree``) and
+does what it is told to instances; it never writes to the database or to Placement.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from novalite import exception
+from novalite.compute.provider_tree import ProviderTree
+from novalite.conf import CONF
+from novalite.virt import hardware
+
+
+def allocation_ratio(name: str, node_value: float | None = None) -> float:
+    """The configured ratio for 'cpu', 'ram' or 'disk', else the initial default."""
+    value = getattr(CONF, '%s_allocation_ratio' % name)
+    if value is not None:
+        return value
+    if node_value:
+        return node_value
+    return getattr(CONF, 'initial_%s_allocation_ratio' % name)
+
+
+def standard_inventory(resources: dict[str, Any]) -> dict[str, dict]:
+    """VCPU, MEMORY_MB and DISK_GB inventory from ``get_available_resource`` output,
+    with the configured allocation ratios and reservations."""
+    inventory = {
+        'VCPU': {'total': resources['vcpus'], 'min_unit': 1, 'max_unit': resources['vcpus'],
+                 'step_size': 1, 'reserved': CONF.reserved_host_cpus,
+                 'allocation_ratio': allocation_ratio('cpu')},
+        'MEMORY_MB': {'total': resources['memory_mb'], 'min_unit': 1,
+                      'max_unit': resources['memory_mb'], 'step_size': 1,
+                      'reserved': CONF.reserved_host_memory_mb,
+                      'allocation_ratio': allocation_ratio('ram')},
+    }
+    if resources.get('local_gb'):
+        inventory['DISK_GB'] = {
+            'total': resources['local_gb'], 'min_unit': 1, 'max_unit': resources['local_gb'],
+            'step_size': 1, 'reserved': math.ceil(CONF.reserved_host_disk_mb / 1024),
+            'allocation_ratio': allocation_ratio('disk')}
+    return inventory
+
+
+class ComputeDriver:
+    """Base class of hypervisor drivers.
+
+    ``capabilities`` tells the manager what the driver can do, so the API can refuse an
+    operation clearly instead of failing on the host.
+    """
+
+    capabilities: dict[str, bool] = {
+        'supports_reboot': False,
+        'supports_pause': False,
+        'supports_suspend': False,
+        'supports_console_output': False,
+    }
+
+    def __init__(self, virtapi: Any = None) -> None:
+        self.virtapi = virtapi
+
+    def init_host(self, host: str) -> None:
+        """Prepare the driver on service start: connect, check the hypervisor."""
+
+    def cleanup_host(self, host: str) -> None:
+        """Release what init_host acquired, on service stop."""
+
+    def get_available_nodes(self, refresh: bool = False) -> list[str]:
+        """Names of the hypervisor nodes this host manages (one for most drivers)."""
+        raise NotImplementedError()
+
+    def get_available_resource(self, nodename: str) -> dict[str, Any]:
+        """What node ``nodename`` has and uses.
+
+        :returns: dict with ``vcpus``, ``memory_mb``, ``local_gb``, ``vcpus_used``,
+            ``memory_mb_used``, ``local_gb_used``, ``hypervisor_type``,
+            ``hypervisor_version``, ``hypervisor_hostname``, ``cpu_info`` (JSON string),
+            ``disk_available_least``.
+        """
+        raise NotImplementedError()
+
+    def update_provider_tree(self, provider_tree: ProviderTree, nodename: str) -> None:
+        """Set the node's inventory (and traits) in ``provider_tree``.
+
+        The default reports VCPU, MEMORY_MB and DISK_GB from get_available_resource.
+        """
+        provider_tree.update_inventory(
+            nodename, standard_inventory(self.get_available_resource(nodename)))
+
+    def list_instance_uuids(self) -> list[str]:
+        """UUIDs of the instances the hypervisor has."""
+        raise NotImplementedError()
+
+    def instance_exists(self, instance: Any) -> bool:
+        return instance.uuid in self.list_instance_uuids()
+
+    def spawn(self, context: Any, instance: Any, image_meta: Any, injected_files: list,
+              admin_password: str | None, allocations: dict, network_info: Any = None,
+              block_device_info: Any = None) -> None:
+        """Create and start the guest; return once it runs.
+
+        :param allocations: the instance's Placement allocations (provider → resources)
+        :raises: ``exception.NovaliteException`` subclasses; any failure lets the manager
+            reschedule the build to an alternate host.
+        """
+        raise NotImplementedError()
+
+    def destroy(self, context: Any, instance: Any, network_info: Any = None,
+                block_device_info: Any = None, destroy_disks: bool = True) -> None:
+        """Stop the guest and remove it and its disks. Must succeed when the guest is
+        already gone."""
+        raise NotImplementedError()
+
+    def get_info(self, instance: Any) -> hardware.InstanceInfo:
+        """Power state of the guest; ``InstanceNotFound`` when the hypervisor lacks it."""
+        raise NotImplementedError()
+
+    def get_console_output(self, context: Any, instance: Any) -> str:
+        raise exception.NovaliteException('Console output is not supported by this driver')
+
+
+def load_compute_driver(virtapi: Any = None, name: str | None = None) -> ComputeDriver:
+    """The driver named by ``[DEFAULT] compute_driver`` (an entry point name)."""
+    from stevedore import driver as sv_driver
+    name = name or CONF.compute_driver
+    try:
+        manager = sv_driver.DriverManager('novalite.compute.drivers', name,
+                                          invoke_on_load=True, invoke_args=(virtapi,))
+    except Exception as exc:
+        raise exception.VirtDriverNotFound(name=name) from exc
+    return manager.driver

@@ -1,0 +1,83 @@
+"""An in-memory hypervisor for tests and the all-in-one stack."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+from novalite import exception
+from novalite.compute import power_state
+from novalite.conf import CONF
+from novalite.virt import driver, hardware
+
+
+class FakeDriver(driver.ComputeDriver):
+    """Keeps guests in a dict; its host size comes from the ``[fake_driver]`` options.
+
+    ``[fake_driver] fail_spawn_on_hosts`` makes spawn fail on the named hosts, so tests
+    can exercise reschedules.
+    """
+
+    capabilities = dict(driver.ComputeDriver.capabilities, supports_reboot=True,
+                        supports_pause=True, supports_suspend=True)
+
+    def __init__(self, virtapi: Any = None) -> None:
+        super().__init__(virtapi)
+        self._instances: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._host: str | None = None
+
+    def init_host(self, host: str) -> None:
+        self._host = host
+
+    def get_available_nodes(self, refresh: bool = False) -> list[str]:
+        return [self._host or CONF.host]
+
+    def get_available_resource(self, nodename: str) -> dict[str, Any]:
+        with self._lock:
+            guests = list(self._instances.values())
+        return {
+            'vcpus': CONF.fake_driver.vcpus,
+            'memory_mb': CONF.fake_driver.memory_mb,
+            'local_gb': CONF.fake_driver.local_gb,
+            'vcpus_used': sum(g['vcpus'] for g in guests),
+            'memory_mb_used': sum(g['memory_mb'] for g in guests),
+            'local_gb_used': sum(g['disk_gb'] for g in guests),
+            'hypervisor_type': 'fake',
+            'hypervisor_version': 1000,
+            'hypervisor_hostname': nodename,
+            'cpu_info': json.dumps({'arch': 'x86_64', 'model': 'fake'}),
+            'disk_available_least': CONF.fake_driver.local_gb,
+        }
+
+    def list_instance_uuids(self) -> list[str]:
+        with self._lock:
+            return list(self._instances)
+
+    def spawn(self, context: Any, instance: Any, image_meta: Any, injected_files: list,
+              admin_password: str | None, allocations: dict, network_info: Any = None,
+              block_device_info: Any = None) -> None:
+        if self._host in CONF.fake_driver.fail_spawn_on_hosts:
+            raise exception.ComputeResourcesUnavailable(
+                reason='fake driver told to fail spawn on host %s' % self._host)
+        if CONF.fake_driver.spawn_seconds:
+            time.sleep(CONF.fake_driver.spawn_seconds)
+        flavor = instance.flavor
+        with self._lock:
+            self._instances[instance.uuid] = {
+                'state': power_state.RUNNING, 'vcpus': flavor.vcpus,
+                'memory_mb': flavor.memory_mb,
+                'disk_gb': flavor.root_gb + flavor.ephemeral_gb}
+
+    def destroy(self, context: Any, instance: Any, network_info: Any = None,
+                block_device_info: Any = None, destroy_disks: bool = True) -> None:
+        with self._lock:
+            self._instances.pop(instance.uuid, None)
+
+    def get_info(self, instance: Any) -> hardware.InstanceInfo:
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+        if guest is None:
+            raise exception.InstanceNotFound(instance_id=instance.uuid)
+        return hardware.InstanceInfo(state=guest['state'], internal_id=instance.uuid)
