@@ -7,8 +7,20 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
-from novalite.conf import (api, compute, conductor, database, default, fake, glance, libvirt,
-                           placement, quota, scheduler, workarounds)
+from novalite.conf import (
+    api,
+    compute,
+    conductor,
+    database,
+    default,
+    fake,
+    glance,
+    libvirt,
+    placement,
+    quota,
+    scheduler,
+    workarounds,
+)
 
 CONF = cfg.CONF
 

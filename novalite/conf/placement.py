@@ -1,8 +1,9 @@
 """Options of the [placement] group: how to reach the Placement service.
 
 These are keystoneauth1's session, auth and adapter options, as in Nova. For a
-keystone-less Placement (``auth_strategy = noauth2``) set ``auth_type = noauth`` and
-``endpoint_override = http://host:port``; the client then sends the ``admin`` token.
+keystone-less Placement (its ``auth_strategy = noauth2``) use keystoneauth1's
+admin_token plugin: ``auth_type = admin_token``, ``token = admin``,
+``endpoint = http://host:port``.
 """
 from __future__ import annotations
 

@@ -9,29 +9,57 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from oslo_db.sqlalchemy import engines
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
 from novalite.conf import CONF
 
-_ENGINES: dict[str, Engine] = {}
+_ENGINES: dict[tuple[str, bool], Engine] = {}
 _LOCK = threading.Lock()
 
 
-def get_engine(url: str) -> Engine:
-    """The engine for ``url``, created on first use."""
-    engine = _ENGINES.get(url)
+def _sqlite_transactions(engine: Engine, writer: bool) -> None:
+    """Make SQLite safe for many threads: WAL so that readers never block the writer,
+    and writers that take the write lock when they begin. A deferred transaction that
+    reads and then writes fails at once with "database is locked" when another writer
+    is waiting; ``BEGIN IMMEDIATE`` waits for the lock (up to busy_timeout) instead.
+
+    oslo.db already turns pysqlite's implicit BEGIN off and emits a deferred BEGIN of its
+    own; that listener is replaced by one that knows readers from writers.
+    """
+    for listener in list(engine.dispatch.begin):
+        if getattr(listener, '__name__', '') == '_sqlite_emit_begin':
+            event.remove(engine, 'begin', listener)
+
+    @event.listens_for(engine, 'connect')
+    def _connect(dbapi_connection: Any, record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute('PRAGMA busy_timeout = 30000')
+        if engine.url.database not in (None, '', ':memory:'):
+            cursor.execute('PRAGMA journal_mode = WAL')
+        cursor.close()
+
+    @event.listens_for(engine, 'begin')
+    def _begin(connection: Any) -> None:
+        if 'in_transaction' not in connection.info:
+            connection.exec_driver_sql('BEGIN IMMEDIATE' if writer else 'BEGIN')
+            connection.info['in_transaction'] = True
+
+
+def get_engine(url: str, writer: bool = True) -> Engine:
+    """The engine for ``url``, created on first use. SQLite gets one engine for
+    writers and one for readers (see ``_sqlite_transactions``); other databases one."""
+    sqlite = url.startswith('sqlite')
+    key = (url, writer or not sqlite)
+    engine = _ENGINES.get(key)
     if engine is not None:
         return engine
     with _LOCK:
-        engine = _ENGINES.get(url)
+        engine = _ENGINES.get(key)
         if engine is None:
-            kwargs = {}
-            if url.startswith('sqlite'):
-                # Threads of one process share a SQLite file: wait for its lock.
-                kwargs['connection_parameters'] = 'timeout=30'
             engine = engines.create_engine(
                 url, sqlite_fk=True, mysql_sql_mode='TRADITIONAL',
                 connection_recycle_time=CONF.database.connection_recycle_time,
@@ -40,9 +68,12 @@ def get_engine(url: str) -> Engine:
                 pool_timeout=CONF.database.pool_timeout,
                 max_retries=CONF.database.max_retries,
                 retry_interval=CONF.database.retry_interval,
-                sqlite_synchronous=CONF.database.sqlite_synchronous,
-                **kwargs)
-            _ENGINES[url] = engine
+                sqlite_synchronous=CONF.database.sqlite_synchronous)
+            if sqlite:
+                _sqlite_transactions(engine, key[1])
+                # oslo.db opened a test connection before these listeners existed.
+                engine.dispose()
+            _ENGINES[key] = engine
     return engine
 
 
@@ -71,7 +102,13 @@ def cell_url(context=None) -> str:
 
 @contextlib.contextmanager
 def _session(url: str, write: bool) -> Iterator[Session]:
-    session = Session(get_engine(url), expire_on_commit=False, autoflush=False)
+    from novalite.objects import base as obj_base
+    if obj_base._IndirectionAPI.process_api is not None:
+        # A compute-only process: its database is the conductor, never a connection.
+        from novalite import exception
+        raise exception.DBNotAllowed(binary='novalite-compute')
+    session = Session(get_engine(url, writer=write), expire_on_commit=False,
+                      autoflush=False)
     try:
         if write:
             with session.begin():

@@ -82,7 +82,7 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
         error = _scheduling_error(exc)
         LOG.warning('Scheduling %s failed: %s', uuids, error)
         for build_request, spec in zip(build_requests, request_specs, strict=True):
-            bury_in_cell0(context, build_request, spec, error)
+            _bury_or_log(context, build_request, spec, error)
         return
 
     cells: dict[str, Any] = {}
@@ -90,11 +90,17 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
     for build_request, spec, host_list in zip(build_requests, request_specs, host_lists,
                                               strict=True):
         selection = host_list[0]
-        cell = cells.get(selection.cell_uuid)
-        if cell is None:
-            cell = cells[selection.cell_uuid] = objects.CellMapping.get_by_uuid(
-                context, selection.cell_uuid)
-        instance = _create_in_cell(deps, context, build_request, cell, selection)
+        try:
+            cell = cells.get(selection.cell_uuid)
+            if cell is None:
+                cell = cells[selection.cell_uuid] = objects.CellMapping.get_by_uuid(
+                    context, selection.cell_uuid)
+            instance = _create_in_cell(deps, context, build_request, cell, selection)
+        except Exception as exc:
+            LOG.exception('Could not create %s in its cell', build_request.instance_uuid)
+            _free_allocations(deps, context, [build_request.instance_uuid])
+            _bury_or_log(context, build_request, spec, exc)
+            continue
         if instance is not None:
             created.append((instance, spec, cell, host_list))
 
@@ -114,13 +120,20 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
         selection = host_list[0]
         with nl_context.target_cell(context, cell) as cctxt:
             instance._context = cctxt
-            objects.InstanceActionEvent.event_finish(cctxt, instance.uuid, SCHEDULE_EVENT)
-            deps.compute_rpcapi.build_and_run_instance(
-                cctxt, instance=instance, host=selection.service_host, image=image,
-                request_spec=spec, filter_properties=_filter_properties(host_list),
-                admin_password=admin_password, injected_files=injected_files,
-                requested_networks=requested_networks, node=selection.nodename,
-                host_list=host_list[1:])
+            try:
+                objects.InstanceActionEvent.event_finish(cctxt, instance.uuid,
+                                                         SCHEDULE_EVENT)
+                deps.compute_rpcapi.build_and_run_instance(
+                    cctxt, instance=instance, host=selection.service_host, image=image,
+                    request_spec=spec, filter_properties=_filter_properties(host_list),
+                    admin_password=admin_password, injected_files=injected_files,
+                    requested_networks=requested_networks, node=selection.nodename,
+                    host_list=host_list[1:])
+            except Exception as exc:
+                LOG.exception('Could not hand %s to %s', instance.uuid,
+                              selection.service_host)
+                _free_allocations(deps, context, [instance.uuid])
+                _set_error(cctxt, instance, exc, SCHEDULE_EVENT)
 
 
 def _filter_properties(host_list: list) -> dict:
@@ -170,6 +183,14 @@ def _set_error(context: Any, instance: Any, error: BaseException, event: str,
                                                  exc_val=message, exc_tb=trace, host=host)
     except exception.InstanceActionNotFound:
         LOG.warning('No action recorded for %s to mark failed', instance.uuid)
+
+
+def _bury_or_log(context: Any, build_request: Any, spec: Any, error: BaseException) -> None:
+    try:
+        bury_in_cell0(context, build_request, spec, error)
+    except Exception:
+        LOG.exception('Could not put %s in cell0 (the error was: %s)',
+                      build_request.instance_uuid, error)
 
 
 def bury_in_cell0(context: Any, build_request: Any, spec: Any, error: BaseException) -> None:

@@ -4,8 +4,18 @@ from __future__ import annotations
 import datetime
 
 from oslo_utils import timeutils
-from sqlalchemy import (Boolean, DateTime, Enum, Float, ForeignKey, Index, Integer, String,
-                        Text, UniqueConstraint)
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Enum,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from novalite.db.types import MediumText

@@ -1,0 +1,104 @@
+"""Compute API microversions: parsing, comparison and the supported range.
+
+The history lists only the microversions whose behaviour novalite implements; every
+other version in the range is accepted and behaves like the nearest one below it.
+
+* 2.1  - the base v2.1 API
+* 2.3  - more OS-EXT-SRV-ATTR fields in the server view (admins)
+* 2.9  - ``locked`` in the server view
+* 2.19 - server ``description``
+* 2.26 - server ``tags`` in the server view
+* 2.37 - ``networks`` required on server create; "auto" and "none"
+* 2.38 - listing servers with an unknown status is a 400
+* 2.47 - the server view embeds the flavor instead of linking it
+* 2.52 - ``tags`` on server create
+* 2.55 - flavor ``description``
+* 2.57 - ``personality`` removed from server create
+* 2.61 - flavor ``extra_specs`` in the flavor view
+* 2.66 - ``changes-before`` filter on server list
+* 2.75 - unknown query parameters are a 400; flavor ``swap`` is 0, not ""
+* 2.90 - server ``hostname`` on create
+* 2.94 - the hostname may be a fully qualified domain name
+* 2.100 - the latest microversion known to the API
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from novalite import exception
+
+_MIN = '2.1'
+_MAX = '2.100'
+_VERSION_RE = re.compile(r'^([1-9]\d*)\.([1-9]\d*|0)$')
+
+
+@functools.total_ordering
+class APIVersionRequest:
+    """A version ``major.minor``; a version built from ``None`` is the null version."""
+
+    def __init__(self, version_string: str | None = None) -> None:
+        self.ver_major = 0
+        self.ver_minor = 0
+        if version_string is not None:
+            match = _VERSION_RE.match(version_string)
+            if not match:
+                raise exception.InvalidAPIVersionString(version=version_string)
+            self.ver_major = int(match.group(1))
+            self.ver_minor = int(match.group(2))
+
+    def is_null(self) -> bool:
+        return self.ver_major == 0 and self.ver_minor == 0
+
+    def _key(self) -> tuple[int, int]:
+        return self.ver_major, self.ver_minor
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, APIVersionRequest) and self._key() == other._key()
+
+    def __lt__(self, other: APIVersionRequest) -> bool:
+        return self._key() < other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return 'APIVersionRequest(%s)' % self.get_string()
+
+    def matches(self, min_version: APIVersionRequest | str | None = None,
+                max_version: APIVersionRequest | str | None = None) -> bool:
+        """Whether this version is within [min_version, max_version]; None is unbounded."""
+        low = _as_version(min_version)
+        high = _as_version(max_version)
+        if low is not None and not low.is_null() and self < low:
+            return False
+        if high is not None and not high.is_null() and self > high:
+            return False
+        return True
+
+    def get_string(self) -> str:
+        return '%d.%d' % self._key()
+
+
+def _as_version(value: APIVersionRequest | str | None) -> APIVersionRequest | None:
+    if value is None or isinstance(value, APIVersionRequest):
+        return value
+    return APIVersionRequest(value)
+
+
+MIN_VERSION = APIVersionRequest(_MIN)
+MAX_VERSION = APIVersionRequest(_MAX)
+
+
+def min_api_version() -> APIVersionRequest:
+    return MIN_VERSION
+
+
+def max_api_version() -> APIVersionRequest:
+    return MAX_VERSION
+
+
+def is_supported(req: Any, min_version: str = _MIN, max_version: str | None = None) -> bool:
+    """Whether the microversion of ``req`` is within the given bounds."""
+    return req.api_version_request.matches(min_version, max_version)

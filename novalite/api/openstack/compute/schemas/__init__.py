@@ -1,0 +1,1 @@
+"""JSON Schemas of the Compute API request bodies and query strings."""

@@ -1,0 +1,257 @@
+"""The servers API: create, list, show and delete servers."""
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import webob.exc
+from oslo_utils import strutils, timeutils
+
+from novalite import exception
+from novalite.api import validation
+from novalite.api.openstack import api_version_request as avr
+from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute import flavors
+from novalite.api.openstack.compute.schemas import servers as schema
+from novalite.api.openstack.compute.views import servers as views_servers
+from novalite.policies import servers as srv_policies
+
+SERVERS = srv_policies.SERVERS
+
+# Filters only administrators may use; others have them dropped silently, as in Nova.
+_ADMIN_FILTERS = ('host', 'node', 'uuid', 'deleted', 'project_id', 'tenant_id')
+# Filters open to everyone from 2.83, administrators only before.
+_ADMIN_FILTERS_BEFORE_283 = ('user_id', 'availability_zone', 'key_name')
+_PLAIN_FILTERS = ('name', 'reservation_id', 'user_id', 'availability_zone', 'key_name',
+                  'host', 'node', 'uuid')
+# Unambiguous characters only: the password may be read off a screen.
+_PASSWORD_SYMBOLS = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
+
+
+def _generate_password(length: int = 12) -> str:
+    return ''.join(secrets.choice(_PASSWORD_SYMBOLS) for _ in range(length))
+
+
+def _own(context: Any) -> dict:
+    return {'project_id': context.project_id, 'user_id': context.user_id}
+
+
+class ServersController(wsgi.Controller):
+    _view_builder_class = views_servers.ViewBuilder
+
+    def __init__(self, compute_api: Any = None) -> None:
+        super().__init__()
+        self._compute_api = compute_api
+
+    @property
+    def compute_api(self) -> Any:
+        # Built on first use: it creates RPC clients, which need rpc.init() done.
+        if self._compute_api is None:
+            from novalite.compute import api as compute_api
+            self._compute_api = compute_api.API()
+        return self._compute_api
+
+    # -- reading -----------------------------------------------------------------------
+
+    @validation.query_schema(schema.query_params, '2.1', '2.65')
+    @validation.query_schema(schema.query_params_v266, '2.66', '2.74')
+    @validation.query_schema(schema.query_params_v275, '2.75')
+    def index(self, req: wsgi.Request) -> dict:
+        req.context.can(SERVERS % 'index', _own(req.context))
+        return self._view_builder.index(req, self._get_servers(req, is_detail=False))
+
+    @validation.query_schema(schema.query_params, '2.1', '2.65')
+    @validation.query_schema(schema.query_params_v266, '2.66', '2.74')
+    @validation.query_schema(schema.query_params_v275, '2.75')
+    def detail(self, req: wsgi.Request) -> dict:
+        req.context.can(SERVERS % 'detail', _own(req.context))
+        return self._view_builder.detail(req, self._get_servers(req, is_detail=True))
+
+    def show(self, req: wsgi.Request, id: str) -> dict:
+        context = req.context
+        instance = self._get_instance(context, id, expected_attrs=['fault'])
+        context.can(SERVERS % 'show', {'project_id': instance.project_id,
+                                       'user_id': instance.user_id})
+        return self._view_builder.show(req, instance)
+
+    def _get_instance(self, context: Any, instance_id: str,
+                      expected_attrs: list | None = None) -> Any:
+        instance = self.compute_api.get(context, instance_id, expected_attrs=expected_attrs)
+        # Servers of other projects do not exist for non-admins (404, not 403).
+        if not context.is_admin and instance.project_id != context.project_id:
+            raise exception.InstanceNotFound(instance_id=instance_id)
+        return instance
+
+    def _get_servers(self, req: wsgi.Request, is_detail: bool) -> list:
+        context = req.context
+        search_opts = self._search_options(req, is_detail)
+        if search_opts is None:
+            return []
+        sort_keys, sort_dirs = common.get_sort_params(req)
+        if (not context.can(SERVERS % 'allow_all_filters', _own(context), fatal=False)
+                and set(sort_keys) & set(schema.ADMIN_ONLY_SORT_KEYS)):
+            raise webob.exc.HTTPForbidden(
+                explanation='Only administrators can sort servers by %s'
+                % ', '.join(schema.ADMIN_ONLY_SORT_KEYS))
+        limit, marker = common.get_limit_and_marker(req)
+        return list(self.compute_api.get_all(
+            context, search_opts, limit=limit, marker=marker, sort_keys=sort_keys,
+            sort_dirs=sort_dirs, expected_attrs=['fault'] if is_detail else None))
+
+    def _search_options(self, req: wsgi.Request, is_detail: bool) -> dict | None:
+        """The compute API's ``search_opts`` from the query; None when nothing can match."""
+        context = req.context
+        params = req.GET
+        admin = context.can(SERVERS % 'allow_all_filters', _own(context), fatal=False)
+        hidden = set() if admin else set(_ADMIN_FILTERS)
+        if not admin and not avr.is_supported(req, '2.83'):
+            hidden |= set(_ADMIN_FILTERS_BEFORE_283)
+        opts: dict[str, Any] = {k: params[k] for k in _PLAIN_FILTERS
+                                if k in params and k not in hidden}
+
+        statuses = params.getall('status')
+        if statuses:
+            vm_states, task_states = common.task_and_vm_state_from_status(statuses)
+            if not vm_states:
+                if avr.is_supported(req, '2.38'):
+                    raise webob.exc.HTTPBadRequest(explanation='Invalid status value')
+                return None
+            opts['vm_state'] = vm_states
+            # 'default' means any task state: no task_state filter then.
+            if 'default' not in task_states:
+                opts['task_state'] = task_states
+            if vm_states == ['deleted']:
+                if not context.is_admin:
+                    raise webob.exc.HTTPForbidden(
+                        explanation='Only administrators may list deleted instances')
+                opts['deleted'] = True
+        if 'deleted' in params and 'deleted' not in hidden:
+            opts['deleted'] = strutils.bool_from_string(params['deleted'], default=False)
+        if params.get('image'):
+            opts['image_ref'] = common.get_id_from_href(params['image'])
+        if params.get('flavor'):
+            opts['flavor'] = common.get_id_from_href(params['flavor'])
+        for key in ('tags', 'not-tags'):
+            if params.get(key):
+                opts[key] = [t.strip() for t in params[key].split(',') if t.strip()]
+        self._add_time_filters(params, opts)
+
+        if self._is_all_tenants(params):
+            policy = 'detail:get_all_tenants' if is_detail else 'index:get_all_tenants'
+            context.can(SERVERS % policy, _own(context))
+            project = params.get('project_id') or params.get('tenant_id')
+            if project:
+                opts['project_id'] = project
+        elif context.project_id:
+            opts['project_id'] = context.project_id
+        else:
+            opts['user_id'] = context.user_id
+        return opts
+
+    @staticmethod
+    def _add_time_filters(params: Any, opts: dict) -> None:
+        for key in ('changes-since', 'changes-before'):
+            if key in params:
+                try:
+                    opts[key] = timeutils.parse_isotime(params[key])
+                except ValueError as exc:
+                    raise webob.exc.HTTPBadRequest(
+                        explanation='Invalid filter field: %s.' % key) from exc
+        since, before = opts.get('changes-since'), opts.get('changes-before')
+        if since and before and since > before:
+            raise webob.exc.HTTPBadRequest(
+                explanation='The value of changes-since must be less than or equal to '
+                            'changes-before.')
+
+    @staticmethod
+    def _is_all_tenants(params: Any) -> bool:
+        if 'all_tenants' not in params:
+            return False
+        value = params['all_tenants']
+        if not value:
+            return True
+        try:
+            return strutils.bool_from_string(value, strict=True)
+        except ValueError as exc:
+            raise webob.exc.HTTPBadRequest(
+                explanation="Invalid value '%s' for all_tenants" % value) from exc
+
+    # -- writing -----------------------------------------------------------------------
+
+    @wsgi.response(202)
+    @validation.schema(schema.create, '2.1', '2.18')
+    @validation.schema(schema.create_v219, '2.19', '2.36')
+    @validation.schema(schema.create_v237, '2.37', '2.51')
+    @validation.schema(schema.create_v252, '2.52', '2.56')
+    @validation.schema(schema.create_v257, '2.57', '2.89')
+    @validation.schema(schema.create_v290, '2.90', '2.93')
+    @validation.schema(schema.create_v294, '2.94')
+    def create(self, req: wsgi.Request, body: dict) -> wsgi.ResponseObject:
+        context = req.context
+        context.can(SERVERS % 'create', _own(context))
+        server = body['server']
+        min_count = int(server.get('min_count', 1))
+        max_count = int(server.get('max_count', min_count))
+        if min_count > max_count:
+            raise webob.exc.HTTPBadRequest(explanation='min_count must be <= max_count')
+        flavor = self._flavor_from_ref(context, server['flavorRef'])
+        image_href = common.get_id_from_href(server['imageRef']) \
+            if server.get('imageRef') else None
+        admin_password = server.get('adminPass') or _generate_password()
+        config_drive = server.get('config_drive')
+        try:
+            instances, reservation_id = self.compute_api.create(
+                context, flavor, image_href,
+                name=server['name'],
+                description=server.get('description'),
+                min_count=min_count, max_count=max_count,
+                key_name=server.get('key_name'),
+                metadata=server.get('metadata'),
+                user_data=server.get('user_data'),
+                availability_zone=server.get('availability_zone'),
+                requested_networks=server.get('networks'),
+                scheduler_hints=(body.get('os:scheduler_hints') or
+                                 body.get('OS-SCH-HNT:scheduler_hints')),
+                tags=server.get('tags'),
+                hostname=server.get('hostname'),
+                admin_password=admin_password,
+                access_ip_v4=server.get('accessIPv4'),
+                access_ip_v6=server.get('accessIPv6'),
+                config_drive=(strutils.bool_from_string(config_drive, strict=True)
+                              if config_drive is not None else None),
+                personality=server.get('personality'))
+        except exception.FlavorNotFound as exc:
+            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+        except exception.ImageNotFound as exc:
+            raise webob.exc.HTTPBadRequest(
+                explanation='Can not find requested image') from exc
+        except exception.KeypairNotFound as exc:
+            raise webob.exc.HTTPBadRequest(explanation='Invalid key_name provided.') from exc
+        if strutils.bool_from_string(server.get('return_reservation_id', False), strict=True):
+            return wsgi.ResponseObject({'reservation_id': reservation_id})
+        view = self._view_builder.create(req, instances[0], admin_password)
+        return wsgi.ResponseObject(view, headers={
+            'Location': view['server']['links'][0]['href']})
+
+    @staticmethod
+    def _flavor_from_ref(context: Any, flavor_ref: str | int) -> Any:
+        """The flavor a create asks for; an unknown one is a bad request (400), as in Nova.
+
+        Disabled flavors and private flavors of other projects count as unknown.
+        """
+        flavor_id = common.get_id_from_href(flavor_ref)
+        try:
+            flavor = flavors.get_visible_flavor(context, flavor_id)
+            if flavor.disabled:
+                raise exception.FlavorNotFound(flavor_id=flavor_id)
+        except exception.FlavorNotFound as exc:
+            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+        return flavor
+
+    @wsgi.response(204)
+    def delete(self, req: wsgi.Request, id: str) -> None:
+        context = req.context
+        instance = self._get_instance(context, id)
+        context.can(SERVERS % 'delete', {'project_id': instance.project_id,
+                                         'user_id': instance.user_id})
+        self.compute_api.delete(context, instance)

@@ -1,0 +1,1 @@
+"""Views: how API resources are rendered as JSON, per microversion."""

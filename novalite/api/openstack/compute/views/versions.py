@@ -1,0 +1,35 @@
+"""Views of the version documents."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def _root_url(req: Any) -> str:
+    # The version documents may be mounted under a prefix (SCRIPT_NAME) by the
+    # WSGI server; the /v2.1 part itself is stripped by the URL map.
+    url = req.application_url
+    for suffix in ('/v2.1', '/v2'):
+        if url.endswith(suffix):
+            url = url[:-len(suffix)]
+    return url.rstrip('/') + '/'
+
+
+def _version(req: Any, info: dict) -> dict:
+    return {
+        'id': info['id'], 'status': info['status'], 'version': info['version'],
+        'min_version': info['min_version'], 'updated': info['updated'],
+        'links': [{'rel': 'self', 'href': _root_url(req) + info['path']}],
+    }
+
+
+def build_versions(req: Any, versions: dict[str, dict]) -> dict:
+    return {'versions': [_version(req, info) for info in versions.values()]}
+
+
+def build_version(req: Any, info: dict) -> dict:
+    version = _version(req, info)
+    version['links'].append({'rel': 'describedby', 'type': 'text/html',
+                             'href': 'https://docs.openstack.org/'})
+    version['media-types'] = [{'base': 'application/json',
+                               'type': 'application/vnd.openstack.compute+json;version=2.1'}]
+    return {'version': version}

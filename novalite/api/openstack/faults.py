@@ -1,0 +1,87 @@
+"""Error responses in Nova's body format, and the middleware that turns crashes into them."""
+from __future__ import annotations
+
+from typing import Any
+
+import webob.dec
+import webob.exc
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+
+from novalite import exception
+from novalite.api.openstack import Middleware
+
+LOG = logging.getLogger(__name__)
+
+# The key of the fault body, by HTTP status, as clients of Nova expect it.
+FAULT_NAMES = {
+    400: 'badRequest',
+    401: 'unauthorized',
+    403: 'forbidden',
+    404: 'itemNotFound',
+    405: 'badMethod',
+    406: 'notAcceptable',
+    409: 'conflictingRequest',
+    413: 'overLimit',
+    415: 'badMediaType',
+    429: 'overLimit',
+    501: 'notImplemented',
+    503: 'serviceUnavailable',
+}
+
+GENERIC_ERROR = ('Unexpected API Error. Please report this with the novalite-api log if '
+                 'possible.\n%s')
+
+
+def fault_body(code: int, message: str) -> dict:
+    return {FAULT_NAMES.get(code, 'computeFault'): {'code': code, 'message': message}}
+
+
+def json_fault(code: int, message: str, headers: dict | None = None) -> webob.Response:
+    """A ready response carrying Nova's fault body."""
+    response = webob.Response(status=code, content_type='application/json', charset='utf-8')
+    response.body = jsonutils.dump_as_bytes(fault_body(code, message))
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def from_http_exception(exc: webob.exc.HTTPException) -> webob.Response:
+    """A fault response from a webob HTTP error raised by a controller."""
+    headers = {}
+    if exc.code == 405 and exc.headers.get('Allow'):
+        headers['Allow'] = exc.headers['Allow']
+    if exc.code == 413 and exc.headers.get('Retry-After'):
+        headers['Retry-After'] = exc.headers['Retry-After']
+    message = exc.explanation or exc.title
+    return json_fault(exc.code, message, headers)
+
+
+def from_exception(exc: BaseException) -> webob.Response:
+    """The one mapping of any exception to a fault response.
+
+    A ``NovaliteException`` keeps its code and message, except a 500 that is not marked
+    ``safe``: its text may leak internals, so the client gets the generic message and
+    the log gets the traceback, like any unexpected exception.
+    """
+    if isinstance(exc, webob.exc.HTTPException):
+        return from_http_exception(exc)
+    if isinstance(exc, exception.NovaliteException):
+        code = exc.code if isinstance(exc.code, int) else 500
+        if code != 500 or exc.safe:
+            if code >= 500:
+                LOG.warning('API request failed with HTTP %s: %s', code, exc.format_message())
+            return json_fault(code, exc.format_message())
+    LOG.exception('Unexpected exception in API method')
+    return json_fault(500, GENERIC_ERROR % type(exc))
+
+
+class FaultWrapper(Middleware):
+    """Catches whatever the layers below let escape and answers with a 500 fault."""
+
+    @webob.dec.wsgify
+    def __call__(self, req: webob.Request) -> Any:
+        try:
+            return req.get_response(self.application)
+        except Exception as exc:
+            return from_exception(exc)

@@ -1,0 +1,49 @@
+"""Finding api-paste.ini and loading the API application from it."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from oslo_log import log as logging
+from paste import deploy
+
+from novalite.conf import CONF
+
+LOG = logging.getLogger(__name__)
+
+_REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+
+
+def find_paste_config() -> str:
+    """The path of the paste file ``[api] api_paste_config`` names.
+
+    An absolute path is used as is; a relative one is looked for next to the config
+    files, then at the top of the source tree, then in ``<sys.prefix>/etc/novalite``.
+
+    :raises RuntimeError: the file is nowhere to be found
+    """
+    name = CONF.api.api_paste_config
+    if os.path.isabs(name):
+        candidates = [name]
+    else:
+        # config_file/config_dir exist only once CONF has parsed its arguments.
+        files = getattr(CONF, 'config_file', None) if 'config_file' in CONF else None
+        config_dir = getattr(CONF, 'config_dir', None) if 'config_dir' in CONF else None
+        config_dirs = [os.path.dirname(os.path.abspath(f)) for f in files or []]
+        config_dirs += [config_dir] if config_dir else []
+        candidates = [os.path.join(d, name) for d in config_dirs]
+        candidates += [os.path.join(_REPO_ROOT, name),
+                       os.path.join(sys.prefix, 'etc', 'novalite', name)]
+    for path in candidates:
+        if os.path.isfile(path):
+            return os.path.abspath(path)
+    raise RuntimeError('Unable to find the paste config %s (looked at: %s)'
+                       % (name, ', '.join(candidates)))
+
+
+def load_app(name: str = 'osapi_compute') -> Any:
+    """The WSGI application ``name`` of the paste file: the whole API by default."""
+    path = find_paste_config()
+    LOG.debug('Loading app %s from %s', name, path)
+    return deploy.loadapp('config:%s' % path, name=name)

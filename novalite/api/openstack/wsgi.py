@@ -1,0 +1,204 @@
+"""Requests, responses and the Resource that runs a controller method for one route.
+
+The Resource is where the API turns every outcome into HTTP: the microversion is read,
+the body parsed, the controller method called, and any exception mapped to a fault in
+one place (:func:`novalite.api.openstack.faults.from_exception`).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import microversion_parse
+import webob
+import webob.dec
+import webob.exc
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+
+from novalite import exception
+from novalite.api.openstack import api_version_request as avr
+from novalite.api.openstack import faults
+
+LOG = logging.getLogger(__name__)
+
+CONTEXT_KEY = 'novalite.context'
+API_VERSION_HEADER = 'OpenStack-API-Version'
+LEGACY_API_VERSION_HEADER = 'X-OpenStack-Nova-API-Version'
+SERVICE_TYPE = 'compute'
+_JSON_TYPES = ('application/json', 'application/vnd.openstack.compute+json')
+_METHODS_WITH_BODY = ('POST', 'PUT', 'PATCH')
+
+
+class Request(webob.Request):
+    """A request that knows its microversion and its RequestContext."""
+
+    @property
+    def context(self) -> Any:
+        return self.environ.get(CONTEXT_KEY)
+
+    @property
+    def api_version_request(self) -> avr.APIVersionRequest:
+        return self.environ.get('novalite.api_version_request', avr.MIN_VERSION)
+
+    def set_api_version_request(self) -> None:
+        """Read the microversion from the headers; the default is the minimum.
+
+        :raises InvalidAPIVersionString: the header is not ``X.Y`` nor ``latest`` (400)
+        :raises InvalidGlobalAPIVersion: the version is out of the supported range (406)
+        """
+        version = microversion_parse.get_version(
+            self.headers, service_type=SERVICE_TYPE,
+            legacy_headers=[LEGACY_API_VERSION_HEADER])
+        if version is None:
+            requested = avr.MIN_VERSION
+        elif version.strip().lower() == 'latest':
+            requested = avr.MAX_VERSION
+        else:
+            requested = avr.APIVersionRequest(version.strip())
+            if not requested.matches(avr.MIN_VERSION, avr.MAX_VERSION):
+                raise exception.InvalidGlobalAPIVersion(
+                    req_ver=requested.get_string(), min_ver=avr.MIN_VERSION.get_string(),
+                    max_ver=avr.MAX_VERSION.get_string())
+        self.environ['novalite.api_version_request'] = requested
+
+
+class ResponseObject:
+    """What a controller returns when the body alone is not enough (code, headers)."""
+
+    def __init__(self, obj: Any, code: int | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        self.obj = obj
+        self.code = code
+        self.headers = dict(headers or {})
+
+
+def response(code: int) -> Callable:
+    """Set the success status code of a controller method (default 200)."""
+    def decorator(func: Callable) -> Callable:
+        func.wsgi_code = code  # type: ignore[attr-defined]
+        return func
+    return decorator
+
+
+# Implementations of one controller method by microversion range, keyed by the method's
+# qualified name; every definition under that name shares one dispatcher.
+_VERSIONED_METHODS: dict[str, list[tuple[avr.APIVersionRequest,
+                                         avr.APIVersionRequest | None, Callable]]] = {}
+
+
+def api_version(min_version: str, max_version: str | None = None) -> Callable:
+    """Make a controller method exist only for a microversion range.
+
+    The same method name may be defined several times with disjoint ranges; a request
+    outside all of them gets a 404, as in Nova.
+    """
+    def decorator(func: Callable) -> Callable:
+        key = '%s.%s' % (func.__module__, func.__qualname__)
+        variants = _VERSIONED_METHODS.setdefault(key, [])
+        variants.append((avr.APIVersionRequest(min_version),
+                         avr.APIVersionRequest(max_version) if max_version else None, func))
+        variants.sort(key=lambda v: v[0], reverse=True)
+
+        @functools.wraps(func)
+        def dispatch(self: Any, req: Request, *args: Any, **kwargs: Any) -> Any:
+            version = req.api_version_request
+            for low, high, impl in variants:
+                if version.matches(low, high):
+                    return impl(self, req, *args, **kwargs)
+            raise webob.exc.HTTPNotFound(
+                explanation='The resource could not be found for API version %s.'
+                % version.get_string())
+        return dispatch
+    return decorator
+
+
+class Controller:
+    """Base of the API controllers.
+
+    An action method takes ``(req, **url_args)``, plus ``body`` for POST/PUT/PATCH, and
+    returns a dict (the JSON body), None (no body) or a :class:`ResponseObject`.
+    """
+
+    _view_builder_class: type | None = None
+
+    def __init__(self) -> None:
+        self._view_builder = self._view_builder_class() if self._view_builder_class else None
+
+
+class Resource:
+    """The WSGI app of one controller: a route's ``action`` names the method to call."""
+
+    def __init__(self, controller: Any) -> None:
+        self.controller = controller
+
+    @webob.dec.wsgify(RequestClass=Request)
+    def __call__(self, req: Request) -> webob.Response:
+        try:
+            req.set_api_version_request()
+            result = self._process(req)
+        except Exception as exc:
+            result = faults.from_exception(exc)
+        self._add_version_headers(req, result)
+        return result
+
+    def _process(self, req: Request) -> webob.Response:
+        args = dict(req.urlvars)
+        action = args.pop('action')
+        args.pop('controller', None)
+        args.pop('format', None)
+        url_project = args.pop('project_id', None)
+        context = req.context
+        if url_project and context is not None and url_project != context.project_id:
+            raise webob.exc.HTTPBadRequest(
+                explanation="Malformed request URL: URL's project_id '%s' doesn't match "
+                            "Context's project_id '%s'" % (url_project, context.project_id))
+        method = getattr(self.controller, action)
+        if req.method in _METHODS_WITH_BODY:
+            args['body'] = self._parse_body(req)
+        return self._serialize(method, method(req, **args))
+
+    @staticmethod
+    def _parse_body(req: Request) -> Any:
+        if not req.body:
+            return None
+        if req.content_type and req.content_type not in _JSON_TYPES:
+            raise webob.exc.HTTPUnsupportedMediaType(explanation='Unsupported Content-Type')
+        try:
+            return jsonutils.loads(req.body)
+        except ValueError as exc:
+            raise webob.exc.HTTPBadRequest(explanation='Malformed request body') from exc
+
+    @staticmethod
+    def _serialize(method: Callable, result: Any) -> webob.Response:
+        code = getattr(method, 'wsgi_code', 200)
+        headers: dict[str, str] = {}
+        if isinstance(result, webob.Response):
+            return result
+        if isinstance(result, ResponseObject):
+            code = result.code or code
+            headers = result.headers
+            result = result.obj
+        resp = webob.Response(status=code)
+        if result is None:
+            del resp.content_type
+        else:
+            resp.content_type = 'application/json'
+            resp.charset = 'utf-8'
+            resp.body = jsonutils.dump_as_bytes(result)
+        for key, value in headers.items():
+            resp.headers[key] = value
+        return resp
+
+    @staticmethod
+    def _add_version_headers(req: Request, resp: webob.Response) -> None:
+        version = req.environ.get('novalite.api_version_request')
+        if version is not None:
+            resp.headers[API_VERSION_HEADER] = '%s %s' % (SERVICE_TYPE, version.get_string())
+            resp.headers[LEGACY_API_VERSION_HEADER] = version.get_string()
+        vary = [v.strip() for v in resp.headers.get('Vary', '').split(',') if v.strip()]
+        for header in (API_VERSION_HEADER, LEGACY_API_VERSION_HEADER):
+            if header not in vary:
+                vary.append(header)
+        resp.headers['Vary'] = ', '.join(vary)

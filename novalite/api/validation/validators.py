@@ -1,0 +1,141 @@
+"""The JSON-Schema validator of request bodies and query strings, with Nova's messages."""
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from typing import Any
+
+import jsonschema
+from jsonschema import validators as js_validators
+from oslo_utils import netutils, uuidutils
+
+from novalite import exception
+
+format_checker = jsonschema.FormatChecker()
+
+
+@format_checker.checks('uuid')
+def _is_uuid(instance: Any) -> bool:
+    if not isinstance(instance, str):
+        return True
+    return uuidutils.is_uuid_like(instance)
+
+
+@format_checker.checks('ipv4')
+def _is_ipv4(instance: Any) -> bool:
+    return not isinstance(instance, str) or netutils.is_valid_ipv4(instance)
+
+
+@format_checker.checks('ipv6')
+def _is_ipv6(instance: Any) -> bool:
+    return not isinstance(instance, str) or netutils.is_valid_ipv6(instance)
+
+
+@format_checker.checks('base64')
+def _is_base64(instance: Any) -> bool:
+    if not isinstance(instance, str):
+        return True
+    try:
+        base64.b64decode(instance, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _printable(value: str) -> bool:
+    # Unicode categories C* (controls, unassigned, private use) are not printable.
+    return all(not unicodedata.category(ch).startswith('C') for ch in value)
+
+
+class _NameError(exception.ValidationError):
+    pass
+
+
+@format_checker.checks('name', raises=_NameError)
+def _is_name(instance: Any) -> bool:
+    """Printable, and no whitespace at either end (Nova's ``name`` format)."""
+    if not isinstance(instance, str):
+        return True
+    if _printable(instance) and instance == instance.strip():
+        return True
+    raise _NameError(detail="An invalid 'name' value was provided. The name must be: "
+                            "printable characters. Can not start or end with whitespace.")
+
+
+@format_checker.checks('date-time')
+def _is_date_time(instance: Any) -> bool:
+    from oslo_utils import timeutils
+    if not isinstance(instance, str):
+        return True
+    try:
+        timeutils.parse_isotime(instance)
+    except ValueError:
+        return False
+    return True
+
+
+_INT_RE = re.compile(r'^-?\d+$')
+
+
+def _number_from_str(value: Any) -> Any:
+    """The number an integer-or-string field holds ("512" counts as 512)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value) if _INT_RE.match(value.strip()) else float(value)
+        except ValueError:
+            return None
+    return None
+
+
+_Draft4 = jsonschema.Draft4Validator
+
+
+def _minimum(validator: Any, minimum: Any, instance: Any, schema: dict) -> Any:
+    number = _number_from_str(instance)
+    if number is None:
+        return
+    yield from _Draft4.VALIDATORS['minimum'](validator, minimum, number, schema)
+
+
+def _maximum(validator: Any, maximum: Any, instance: Any, schema: dict) -> Any:
+    number = _number_from_str(instance)
+    if number is None:
+        return
+    yield from _Draft4.VALIDATORS['maximum'](validator, maximum, number, schema)
+
+
+# Numeric bounds also apply to integers sent as strings, as Nova's validator does.
+_Validator = js_validators.extend(_Draft4, {'minimum': _minimum, 'maximum': _maximum})
+
+
+class SchemaValidator:
+    """Validates one schema; errors become ``ValidationError`` with Nova's wording."""
+
+    def __init__(self, schema: dict, is_body: bool = True) -> None:
+        self.validator = _Validator(schema, format_checker=format_checker)
+        self.is_body = is_body
+
+    def validate(self, value: Any) -> None:
+        try:
+            self.validator.validate(value)
+        except jsonschema.ValidationError as ex:
+            if isinstance(ex.cause, exception.ValidationError):
+                raise ex.cause from ex
+            if ex.path:
+                template = ('Invalid input for field/attribute %(path)s. Value: %(value)s. '
+                            '%(message)s' if self.is_body else
+                            'Invalid input for query parameters %(path)s. Value: %(value)s. '
+                            '%(message)s')
+                detail = template % {'path': ex.path.pop(), 'value': ex.instance,
+                                     'message': ex.message}
+            else:
+                detail = ex.message
+            raise exception.ValidationError(detail=detail) from ex
+        except TypeError as ex:
+            raise exception.ValidationError(detail=str(ex)) from ex

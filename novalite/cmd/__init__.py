@@ -1,0 +1,1 @@
+"""Entry points of the novalite daemons and command-line tools."""

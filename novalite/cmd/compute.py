@@ -1,0 +1,19 @@
+"""novalite-compute: the host agent; reaches the database only through the conductor."""
+from __future__ import annotations
+
+import sys
+
+from novalite import config, service
+from novalite.compute import manager, rpcapi
+from novalite.conductor import rpcapi as conductor_rpcapi
+from novalite.conf import CONF
+from novalite.objects import base as obj_base
+
+
+def main() -> None:
+    config.parse_args(sys.argv)
+    # Every object call in this process goes to the conductor: compute has no DB access.
+    obj_base.set_process_indirection_api(conductor_rpcapi.ConductorAPI())
+    svc = service.Service(CONF.host, 'novalite-compute', rpcapi.RPC_TOPIC,
+                          manager.ComputeManager(host=CONF.host))
+    service.launch([svc])

@@ -1,0 +1,1 @@
+"""Alembic migrations of the cell databases (cell0 and every cell)."""

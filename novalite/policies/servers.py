@@ -1,0 +1,45 @@
+"""Policies of servers: project members own theirs, administrators see every project."""
+from __future__ import annotations
+
+from oslo_policy import policy
+
+from novalite.policies import base
+
+SERVERS = 'os_compute_api:servers:%s'
+EXTENDED_ATTRIBUTES = 'os_compute_api:os-extended-server-attributes'
+
+
+def _rule(name: str, check: str, description: str, method: str, path: str
+          ) -> policy.DocumentedRuleDefault:
+    return policy.DocumentedRuleDefault(name=name, check_str=check, description=description,
+                                        operations=[{'method': method, 'path': path}],
+                                        scope_types=['project'])
+
+
+rules = [
+    _rule(SERVERS % 'index', base.PROJECT_READER_OR_ADMIN, 'List servers.',
+          'GET', '/servers'),
+    _rule(SERVERS % 'detail', base.PROJECT_READER_OR_ADMIN, 'List servers with details.',
+          'GET', '/servers/detail'),
+    _rule(SERVERS % 'index:get_all_tenants', base.RULE_ADMIN_API,
+          'List servers of every project (all_tenants).', 'GET', '/servers'),
+    _rule(SERVERS % 'detail:get_all_tenants', base.RULE_ADMIN_API,
+          'List servers of every project with details (all_tenants).',
+          'GET', '/servers/detail'),
+    _rule(SERVERS % 'allow_all_filters', base.RULE_ADMIN_API,
+          'Filter server lists by admin-only fields (host, node...).',
+          'GET', '/servers'),
+    _rule(SERVERS % 'show', base.PROJECT_READER_OR_ADMIN, 'Show a server.',
+          'GET', '/servers/{server_id}'),
+    _rule(SERVERS % 'create', base.PROJECT_MEMBER_OR_ADMIN, 'Create a server.',
+          'POST', '/servers'),
+    _rule(SERVERS % 'delete', base.PROJECT_MEMBER_OR_ADMIN, 'Delete a server.',
+          'DELETE', '/servers/{server_id}'),
+    _rule(EXTENDED_ATTRIBUTES, base.RULE_ADMIN_API,
+          'Show the OS-EXT-SRV-ATTR fields (host, hypervisor, instance name) of servers.',
+          'GET', '/servers/{server_id}'),
+]
+
+
+def list_rules() -> list[policy.RuleDefault]:
+    return rules

@@ -1,0 +1,1 @@
+"""The scheduler: picks compute hosts for servers from Placement's candidates."""

@@ -1,0 +1,346 @@
+"""The Placement client: resource providers, inventories, candidates and allocations."""
+from __future__ import annotations
+
+import copy
+import threading
+import urllib.parse
+from typing import Any
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import loading as ks_loading
+from oslo_log import log as logging
+
+from novalite import exception
+from novalite.conf import CONF
+
+LOG = logging.getLogger(__name__)
+
+# Placement 16 speaks up to 1.39; every call here is valid at that version.
+PLACEMENT_VERSION = '1.39'
+# How often a write that lost a generation race is refreshed and tried again.
+GENERATION_RETRIES = 4
+
+_INVENTORY_DEFAULTS = {'reserved': 0, 'min_unit': 1, 'step_size': 1, 'allocation_ratio': 1.0}
+# Connection-level failures: Placement is down, unreachable or not configured.
+_CONNECT_ERRORS = (ks_exc.ConnectionError, ks_exc.RequestTimeout, ks_exc.EndpointNotFound,
+                   ks_exc.DiscoveryFailure, ks_exc.MissingAuthPlugin)
+
+
+def _create_adapter() -> ks_adapter.Adapter:
+    """A keystoneauth1 adapter from the ``[placement]`` options.
+
+    For a keystone-less Placement: ``auth_type = admin_token``, ``token = admin`` and
+    ``endpoint = http://host:port`` (Placement's ``noauth2`` strategy).
+    """
+    auth = ks_loading.load_auth_from_conf_options(CONF, 'placement')
+    session = ks_loading.load_session_from_conf_options(CONF, 'placement', auth=auth)
+    client = ks_loading.load_adapter_from_conf_options(CONF, 'placement', session=session,
+                                                       auth=auth)
+    client.additional_headers = {'accept': 'application/json'}
+    return client
+
+
+def _normalized(inventory: dict[str, dict]) -> dict[str, dict]:
+    """Inventory records with Placement's defaults filled in, so that equal means equal."""
+    result = {}
+    for rc, record in inventory.items():
+        full = dict(_INVENTORY_DEFAULTS, max_unit=record.get('total', 0))
+        full.update({k: v for k, v in record.items() if k != 'resource_provider_generation'})
+        full['allocation_ratio'] = float(full['allocation_ratio'])
+        result[rc] = full
+    return result
+
+
+def _error_code(resp: Any) -> str | None:
+    try:
+        return resp.json()['errors'][0].get('code')
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _excerpt(resp: Any) -> str:
+    return ' '.join((resp.text or '').split())[:300]
+
+
+class SchedulerReportClient:
+    """Talks to Placement for the scheduler, the conductor and the resource tracker.
+
+    :param client: a keystoneauth1 adapter; built from ``[placement]`` on first use
+        when not given.
+    :raises PlacementAPIConnectFailure: from any method, when Placement cannot be
+        reached.
+    """
+
+    def __init__(self, client: ks_adapter.Adapter | None = None) -> None:
+        self._client = client
+        self._lock = threading.Lock()
+        # provider uuid -> (generation, normalized inventory) as last seen in Placement.
+        self._inventory_cache: dict[str, tuple[int, dict[str, dict]]] = {}
+
+    # -- HTTP ------------------------------------------------------------------------
+
+    @property
+    def client(self) -> ks_adapter.Adapter:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = _create_adapter()
+        return self._client
+
+    def _endpoint(self) -> str:
+        try:
+            return self.client.get_endpoint() or '(no endpoint)'
+        except Exception as exc:  # the endpoint lookup itself may be what fails
+            return '(endpoint unknown: %s)' % exc
+
+    def _request(self, method: str, url: str, context: Any, json: Any = None,
+                 version: str = PLACEMENT_VERSION) -> Any:
+        kwargs: dict[str, Any] = {'microversion': version, 'raise_exc': False}
+        if json is not None:
+            kwargs['json'] = json
+        global_id = getattr(context, 'global_id', None)
+        if global_id:
+            kwargs['global_request_id'] = global_id
+        try:
+            return self.client.request(url, method, **kwargs)
+        except _CONNECT_ERRORS as exc:
+            text = str(exc)
+            if 'Connection refused' in text:
+                cause = 'connection refused'
+            elif isinstance(exc, (ks_exc.ConnectTimeout, ks_exc.RequestTimeout)):
+                cause = 'timed out'
+            else:
+                cause = '%s: %s' % (type(exc).__name__, text[:200])
+            raise exception.PlacementAPIConnectFailure(
+                reason='Placement could not be reached at %s (%s).'
+                       % (self._endpoint(), cause)) from exc
+
+    def _unexpected(self, method: str, url: str, resp: Any) -> exception.ResourceProviderError:
+        return exception.ResourceProviderError(
+            reason='%s %s returned %s: %s' % (method, url, resp.status_code, _excerpt(resp)))
+
+    def _get(self, url: str, context: Any) -> dict:
+        resp = self._request('GET', url, context)
+        if resp.status_code != 200:
+            raise self._unexpected('GET', url, resp)
+        return resp.json()
+
+    # -- scheduling ------------------------------------------------------------------
+
+    def get_allocation_candidates(self, context: Any, resources: dict[str, int],
+                                  limit: int | None = None,
+                                  required_traits: list[str] | None = None,
+                                  forbidden_traits: list[str] | None = None,
+                                  member_of: list[str] | None = None,
+                                  ) -> tuple[list[dict], dict, str]:
+        """``GET /allocation_candidates`` for one unnumbered request group.
+
+        :param member_of: aggregate uuids; a provider must be in one of them.
+        :returns: (allocation_requests, provider_summaries, microversion used).
+        """
+        query: list[tuple[str, str]] = [
+            ('resources', ','.join('%s:%d' % (rc, n) for rc, n in sorted(resources.items())))]
+        traits = sorted(required_traits or []) + ['!' + t for t in sorted(forbidden_traits or [])]
+        if traits:
+            query.append(('required', ','.join(traits)))
+        if member_of:
+            query.append(('member_of', 'in:' + ','.join(member_of)))
+        if limit is not None:
+            query.append(('limit', str(limit)))
+        url = '/allocation_candidates?' + urllib.parse.urlencode(query)
+        body = self._get(url, context)
+        return body['allocation_requests'], body['provider_summaries'], PLACEMENT_VERSION
+
+    def claim_resources(self, context: Any, consumer_uuid: str, alloc_request: dict,
+                        project_id: str, user_id: str,
+                        allocation_request_version: str | None = None,
+                        consumer_generation: int | None = None,
+                        consumer_type: str = 'INSTANCE') -> bool:
+        """Write ``alloc_request`` as the allocations of ``consumer_uuid``.
+
+        A consumer generation conflict (the consumer was written meanwhile, e.g. by an
+        earlier attempt of the same build) is retried with the current generation.
+
+        :returns: False when Placement refuses for lack of capacity.
+        :raises AllocationUpdateFailed: on any other refusal.
+        """
+        url = '/allocations/%s' % consumer_uuid
+        payload = {'allocations': copy.deepcopy(alloc_request['allocations']),
+                   'project_id': project_id, 'user_id': user_id,
+                   'consumer_generation': consumer_generation,
+                   'consumer_type': consumer_type}
+        for _attempt in range(GENERATION_RETRIES):
+            resp = self._request('PUT', url, context, json=payload)
+            if resp.status_code == 204:
+                return True
+            if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
+                LOG.debug('Generation conflict claiming for %s, retrying: %s',
+                          consumer_uuid, _excerpt(resp))
+                payload['consumer_generation'] = self._get_consumer(
+                    context, consumer_uuid)[1]
+                continue
+            if resp.status_code == 409:
+                LOG.info('Placement refused the claim of consumer %s: %s',
+                         consumer_uuid, _excerpt(resp))
+                return False
+            raise exception.AllocationUpdateFailed(consumer_uuid=consumer_uuid,
+                                                   error='%s %s' % (resp.status_code,
+                                                                    _excerpt(resp)))
+        raise exception.AllocationUpdateFailed(
+            consumer_uuid=consumer_uuid,
+            error='consumer generation kept changing in %d attempts' % GENERATION_RETRIES)
+
+    def _get_consumer(self, context: Any, consumer_uuid: str) -> tuple[dict, int | None]:
+        body = self._get('/allocations/%s' % consumer_uuid, context)
+        return body.get('allocations', {}), body.get('consumer_generation')
+
+    def get_allocations_for_consumer(self, context: Any, consumer_uuid: str) -> dict:
+        """:returns: {provider uuid: {'resources': {class: amount}}} (empty if none)."""
+        allocations = self._get_consumer(context, consumer_uuid)[0]
+        return {rp: {'resources': a['resources']} for rp, a in allocations.items()}
+
+    def delete_allocation_for_instance(self, context: Any, consumer_uuid: str) -> bool:
+        """:returns: True when allocations were deleted, False when there were none."""
+        url = '/allocations/%s' % consumer_uuid
+        resp = self._request('DELETE', url, context)
+        if resp.status_code == 204:
+            return True
+        if resp.status_code == 404:
+            return False
+        raise self._unexpected('DELETE', url, resp)
+
+    def get_allocations_for_resource_provider(self, context: Any, rp_uuid: str) -> dict:
+        """:returns: {consumer uuid: {class: amount}} of everything on the provider."""
+        body = self._get('/resource_providers/%s/allocations' % rp_uuid, context)
+        return {consumer: a['resources'] for consumer, a in body['allocations'].items()}
+
+    # -- providers and inventory -----------------------------------------------------
+
+    def ensure_resource_provider(self, context: Any, uuid: str, name: str) -> int:
+        """Create the provider unless it exists. :returns: its generation."""
+        url = '/resource_providers/%s' % uuid
+        resp = self._request('GET', url, context)
+        if resp.status_code == 200:
+            return resp.json()['generation']
+        if resp.status_code != 404:
+            raise self._unexpected('GET', url, resp)
+        resp = self._request('POST', '/resource_providers', context,
+                             json={'uuid': uuid, 'name': name})
+        if resp.status_code == 200:
+            LOG.info('Created resource provider %s (%s)', name, uuid)
+            return resp.json()['generation']
+        if resp.status_code == 409:
+            # Either another thread created it first (fine) or the name is taken.
+            again = self._request('GET', url, context)
+            if again.status_code == 200:
+                return again.json()['generation']
+        raise exception.ResourceProviderError(
+            reason='could not create resource provider %s (%s): %s %s'
+                   % (name, uuid, resp.status_code, _excerpt(resp)))
+
+    def _read_inventory(self, context: Any, rp_uuid: str) -> tuple[int, dict[str, dict]]:
+        body = self._get('/resource_providers/%s/inventories' % rp_uuid, context)
+        seen = (body['resource_provider_generation'], _normalized(body['inventories']))
+        with self._lock:
+            self._inventory_cache[rp_uuid] = seen
+        return seen
+
+    def set_inventory_for_provider(self, context: Any, rp_uuid: str,
+                                   inventory: dict[str, dict]) -> None:
+        """Make the provider's inventory ``inventory`` ({class: record}).
+
+        Nothing is sent when the inventory equals what this client last saw.
+
+        :raises ResourceProviderInventoryUpdateFailed: e.g. when lowering a total
+            below what is allocated.
+        """
+        wanted = _normalized(inventory)
+        with self._lock:
+            cached = self._inventory_cache.get(rp_uuid)
+        if cached is not None and cached[1] == wanted:
+            return
+        generation, current = cached or self._read_inventory(context, rp_uuid)
+        url = '/resource_providers/%s/inventories' % rp_uuid
+        for _attempt in range(GENERATION_RETRIES):
+            if current == wanted:
+                return
+            resp = self._request('PUT', url, context, json={
+                'resource_provider_generation': generation, 'inventories': wanted})
+            if resp.status_code == 200:
+                body = resp.json()
+                with self._lock:
+                    self._inventory_cache[rp_uuid] = (
+                        body['resource_provider_generation'], _normalized(body['inventories']))
+                return
+            if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
+                generation, current = self._read_inventory(context, rp_uuid)
+                continue
+            with self._lock:
+                self._inventory_cache.pop(rp_uuid, None)
+            raise exception.ResourceProviderInventoryUpdateFailed(
+                uuid=rp_uuid, error='%s %s' % (resp.status_code, _excerpt(resp)))
+        raise exception.ResourceProviderInventoryUpdateFailed(
+            uuid=rp_uuid, error='generation kept changing in %d attempts' % GENERATION_RETRIES)
+
+    def get_provider_traits(self, context: Any, rp_uuid: str) -> tuple[int, list[str]]:
+        """:returns: (provider generation, trait names)."""
+        body = self._get('/resource_providers/%s/traits' % rp_uuid, context)
+        return body['resource_provider_generation'], sorted(body['traits'])
+
+    def set_traits_for_provider(self, context: Any, rp_uuid: str, traits: list[str]) -> None:
+        """Make the provider's traits exactly ``traits`` (standard or CUSTOM_ ones)."""
+        url = '/resource_providers/%s/traits' % rp_uuid
+        for _attempt in range(GENERATION_RETRIES):
+            generation, current = self.get_provider_traits(context, rp_uuid)
+            if current == sorted(traits):
+                return
+            for name in traits:
+                if name.startswith('CUSTOM_'):
+                    self._request('PUT', '/traits/%s' % name, context)
+            resp = self._request('PUT', url, context, json={
+                'resource_provider_generation': generation, 'traits': sorted(traits)})
+            if resp.status_code == 200:
+                with self._lock:
+                    # The provider's generation moved: the cached one is stale.
+                    self._inventory_cache.pop(rp_uuid, None)
+                return
+            if resp.status_code != 409:
+                raise self._unexpected('PUT', url, resp)
+        raise exception.ResourceProviderError(
+            reason='traits of provider %s: generation kept changing' % rp_uuid)
+
+    def get_provider_usages_and_inventories(self, context: Any,
+                                            with_traits: bool = False) -> dict[str, dict]:
+        """Every provider's inventory and usage, to explain why nothing fits.
+
+        One request per provider and question: meant for failure paths only.
+
+        :returns: {uuid: {'name', 'inventories': {class: record}, 'usages': {class: n},
+            'traits': [names] (only with ``with_traits``)}}
+        """
+        providers = self._get('/resource_providers', context)['resource_providers']
+        result = {}
+        for rp in providers:
+            base = '/resource_providers/%s' % rp['uuid']
+            entry = {'name': rp['name'],
+                     'inventories': self._get(base + '/inventories', context)['inventories'],
+                     'usages': self._get(base + '/usages', context)['usages']}
+            if with_traits:
+                entry['traits'] = self._get(base + '/traits', context)['traits']
+            result[rp['uuid']] = entry
+        return result
+
+    def delete_resource_provider(self, context: Any, rp_uuid: str) -> None:
+        """Delete the provider, best effort: failures are logged, never raised."""
+        url = '/resource_providers/%s' % rp_uuid
+        try:
+            resp = self._request('DELETE', url, context)
+        except exception.PlacementAPIConnectFailure as exc:
+            LOG.warning('Could not delete resource provider %s: %s', rp_uuid, exc)
+            return
+        with self._lock:
+            self._inventory_cache.pop(rp_uuid, None)
+        if resp.status_code not in (204, 404):
+            LOG.warning('Could not delete resource provider %s: %s %s',
+                        rp_uuid, resp.status_code, _excerpt(resp))

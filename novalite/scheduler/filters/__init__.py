@@ -1,0 +1,85 @@
+"""Host filters: the base class, and the handler that loads and runs the enabled ones."""
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Any
+
+from oslo_log import log as logging
+from stevedore import named
+
+from novalite.conf import CONF
+
+LOG = logging.getLogger(__name__)
+
+FILTERS_NAMESPACE = 'novalite.scheduler.filters'
+
+
+class BaseHostFilter(metaclass=abc.ABCMeta):
+    """A test that one host must pass to receive the instance.
+
+    Subclasses live in a module named after them and are declared as entry points of
+    ``novalite.scheduler.filters`` in setup.cfg; ``[filter_scheduler] enabled_filters``
+    names them.
+    """
+
+    @abc.abstractmethod
+    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+        """:param host_state: a ``HostState``.
+        :param spec_obj: the ``RequestSpec`` being scheduled.
+        :returns: True when the host may receive the instance.
+        """
+
+    def filter_all(self, host_states: list, spec_obj: Any) -> list:
+        return [host for host in host_states if self.host_passes(host, spec_obj)]
+
+
+@dataclasses.dataclass
+class FilterResult:
+    """What one filter did during a run: kept for the NoValidHost reason."""
+
+    name: str
+    hosts_in: int
+    hosts_out: int
+
+
+class HostFilterHandler:
+    """Loads filters by entry point name and applies them in order.
+
+    :param names: filter names; ``[filter_scheduler] enabled_filters`` when None.
+    :raises ValueError: when a name matches no entry point.
+    """
+
+    def __init__(self, names: list[str] | None = None) -> None:
+        names = list(CONF.filter_scheduler.enabled_filters if names is None else names)
+        manager = named.NamedExtensionManager(FILTERS_NAMESPACE, names, invoke_on_load=True,
+                                              name_order=True)
+        missing = set(names) - set(manager.names())
+        if missing:
+            raise ValueError('Unknown scheduler filters: %s' % ', '.join(sorted(missing)))
+        self.filters: list[BaseHostFilter] = [ext.obj for ext in manager]
+
+    def get_filtered_hosts(self, host_states: list, spec_obj: Any
+                           ) -> tuple[list, list[FilterResult]]:
+        """Run every filter; stop early once no host is left.
+
+        :returns: (hosts that passed, one FilterResult per filter that ran).
+        """
+        hosts = list(host_states)
+        results = []
+        for host_filter in self.filters:
+            name = type(host_filter).__name__
+            passed = host_filter.filter_all(hosts, spec_obj)
+            results.append(FilterResult(name, len(hosts), len(passed)))
+            LOG.debug('Filter %s returned %d of %d hosts', name, len(passed), len(hosts))
+            hosts = passed
+            if not hosts:
+                break
+        return hosts, results
+
+
+def explain_filtered_out(results: list[FilterResult]) -> str:
+    """Which filters removed how many hosts, for the NoValidHost reason."""
+    parts = ['%s removed %d of %d hosts' % (r.name, r.hosts_in - r.hosts_out, r.hosts_in)
+             for r in results if r.hosts_out < r.hosts_in]
+    return 'There are not enough hosts available. %s.' % ', '.join(parts)

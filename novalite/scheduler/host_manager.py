@@ -1,0 +1,171 @@
+"""HostState (what the scheduler knows of one compute node) and the HostManager."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from oslo_log import log as logging
+
+from novalite import context as nl_context
+from novalite import objects
+from novalite.conf import CONF
+from novalite.scheduler import filters, weights
+
+LOG = logging.getLogger(__name__)
+
+COMPUTE_BINARY = 'novalite-compute'
+# Seconds to wait for one cell's database when gathering host states.
+CELL_TIMEOUT = 60
+
+
+class HostState:
+    """Free resources and the service of one compute node, during one request.
+
+    Built from the ComputeNode record, then refreshed from Placement's provider
+    summary, which is newer: the resource tracker writes the record only periodically,
+    while Placement sees every claim at once.
+    """
+
+    def __init__(self, host: str, nodename: str, cell_uuid: str | None) -> None:
+        self.host = host
+        self.nodename = nodename
+        self.cell_uuid = cell_uuid
+        self.uuid: str | None = None
+        self.total_usable_ram_mb = 0
+        self.free_ram_mb = 0
+        self.total_usable_disk_gb = 0
+        self.free_disk_mb = 0
+        self.vcpus_total = 0
+        self.vcpus_used = 0
+        self.cpu_allocation_ratio = 1.0
+        self.num_instances = 0
+        self.service: Any = None
+        self.availability_zone: str | None = None
+        self.traits: list[str] = []
+
+    @property
+    def vcpus_free(self) -> float:
+        return self.vcpus_total * self.cpu_allocation_ratio - self.vcpus_used
+
+    def update_from_compute_node(self, compute: Any) -> None:
+        self.uuid = compute.uuid
+        ram_ratio = compute.ram_allocation_ratio or 1.0
+        disk_ratio = compute.disk_allocation_ratio or 1.0
+        self.total_usable_ram_mb = compute.memory_mb
+        self.free_ram_mb = (compute.free_ram_mb if compute.free_ram_mb is not None
+                            else int(compute.memory_mb * ram_ratio) - compute.memory_mb_used)
+        self.total_usable_disk_gb = compute.local_gb
+        free_gb = (compute.free_disk_gb if compute.free_disk_gb is not None
+                   else int(compute.local_gb * disk_ratio) - compute.local_gb_used)
+        self.free_disk_mb = free_gb * 1024
+        self.vcpus_total = compute.vcpus
+        self.vcpus_used = compute.vcpus_used
+        self.cpu_allocation_ratio = compute.cpu_allocation_ratio or 1.0
+        self.num_instances = compute.running_vms or 0
+
+    def update_from_provider_summary(self, summary: dict) -> None:
+        """Take capacity and usage from Placement (capacity already applies the ratio)."""
+        resources = summary.get('resources', {})
+        if 'MEMORY_MB' in resources:
+            ram = resources['MEMORY_MB']
+            self.free_ram_mb = ram['capacity'] - ram['used']
+        if 'DISK_GB' in resources:
+            disk = resources['DISK_GB']
+            self.free_disk_mb = (disk['capacity'] - disk['used']) * 1024
+        if 'VCPU' in resources:
+            vcpu = resources['VCPU']
+            self.vcpus_total, self.vcpus_used = vcpu['capacity'], vcpu['used']
+            self.cpu_allocation_ratio = 1.0
+        self.traits = list(summary.get('traits', []))
+
+    def consume_from_request(self, spec_obj: Any) -> None:
+        """Count one more instance of ``spec_obj`` here, so the next one spreads."""
+        flavor = spec_obj.flavor
+        self.free_ram_mb -= flavor.memory_mb
+        disk_gb = flavor.root_gb + flavor.ephemeral_gb + math.ceil(flavor.swap / 1024)
+        self.free_disk_mb -= disk_gb * 1024
+        self.vcpus_used += flavor.vcpus
+        self.num_instances += 1
+
+    def __repr__(self) -> str:
+        return '(%s, %s) ram: %sMB disk: %sMB vcpus: %s/%s instances: %s' % (
+            self.host, self.nodename, self.free_ram_mb, self.free_disk_mb,
+            self.vcpus_used, self.vcpus_total, self.num_instances)
+
+
+def _cell_hosts(cctxt: Any, uuids: list[str]) -> tuple[list, dict]:
+    """The compute nodes among ``uuids`` and the compute services of one cell."""
+    nodes = list(objects.ComputeNodeList.get_all_by_uuids(cctxt, uuids))
+    services = {s.host: s for s in objects.ServiceList.get_by_binary(cctxt, COMPUTE_BINARY)}
+    return nodes, services
+
+
+class HostManager:
+    """Turns Placement's candidates into HostStates, then filters and weighs them.
+
+    :param filter_handler: defaults to the filters of ``[filter_scheduler]``.
+    :param weight_handler: defaults to the weighers of ``[filter_scheduler]``.
+    """
+
+    def __init__(self, filter_handler: filters.HostFilterHandler | None = None,
+                 weight_handler: weights.HostWeightHandler | None = None) -> None:
+        self.filter_handler = filter_handler or filters.HostFilterHandler()
+        self.weight_handler = weight_handler or weights.HostWeightHandler()
+
+    def get_host_states_by_uuids(self, context: Any, uuids: list[str],
+                                 provider_summaries: dict) -> list[HostState]:
+        """HostStates of the compute nodes ``uuids``, looked up in every cell but cell0.
+
+        Providers with no compute node in any cell are left out (logged); a cell that
+        fails or times out is skipped so the others can still be used.
+        """
+        cells = [c for c in objects.CellMappingList.get_all(context)
+                 if not c.is_cell0 and not c.disabled]
+        results = nl_context.scatter_gather_cells(context, cells, CELL_TIMEOUT,
+                                                  _cell_hosts, uuids)
+        states = []
+        for cell_uuid, result in results.items():
+            if result is nl_context.did_not_respond_sentinel or isinstance(result, Exception):
+                LOG.warning('Cell %s is skipped for scheduling: %s', cell_uuid, result)
+                continue
+            nodes, services = result
+            for node in nodes:
+                state = HostState(node.host, node.hypervisor_hostname, cell_uuid)
+                state.update_from_compute_node(node)
+                if node.uuid in provider_summaries:
+                    state.update_from_provider_summary(provider_summaries[node.uuid])
+                state.service = services.get(node.host)
+                # Aggregates are not wired yet: every host is in the default zone.
+                state.availability_zone = CONF.default_availability_zone
+                states.append(state)
+        missing = set(uuids) - {s.uuid for s in states}
+        if missing:
+            LOG.info('Resource providers with no compute node in any cell: %s',
+                     ', '.join(sorted(missing)))
+        return states
+
+    def get_filtered_hosts(self, host_states: list[HostState], spec_obj: Any
+                           ) -> tuple[list[HostState], list[filters.FilterResult]]:
+        """Apply ignore/force hosts, then the filters (forced hosts skip the filters).
+
+        :returns: (hosts that passed, what each filter did).
+        """
+        hosts = list(host_states)
+        ignore = _spec_list(spec_obj, 'ignore_hosts')
+        if ignore:
+            hosts = [h for h in hosts if h.host not in ignore]
+        force_hosts = _spec_list(spec_obj, 'force_hosts')
+        force_nodes = _spec_list(spec_obj, 'force_nodes')
+        if force_hosts or force_nodes:
+            forced = [h for h in hosts if (not force_hosts or h.host in force_hosts)
+                      and (not force_nodes or h.nodename in force_nodes)]
+            return forced, [filters.FilterResult('force_hosts', len(hosts), len(forced))]
+        return self.filter_handler.get_filtered_hosts(hosts, spec_obj)
+
+    def get_weighed_hosts(self, host_states: list[HostState],
+                          spec_obj: Any) -> list[weights.WeighedHost]:
+        return self.weight_handler.get_weighed_objects(host_states, spec_obj)
+
+
+def _spec_list(spec_obj: Any, name: str) -> list[str]:
+    return list(getattr(spec_obj, name) or []) if spec_obj.obj_attr_is_set(name) else []

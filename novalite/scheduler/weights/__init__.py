@@ -1,0 +1,87 @@
+"""Host weighers: the base class with min-max normalisation, and the handler."""
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Any
+
+from stevedore import named
+
+from novalite.conf import CONF
+
+WEIGHERS_NAMESPACE = 'novalite.scheduler.weights'
+
+
+@dataclasses.dataclass
+class WeighedHost:
+    """A host and the sum of its normalised, multiplied weights."""
+
+    obj: Any
+    weight: float = 0.0
+
+
+def normalize(values: list[float], minval: float | None = None,
+              maxval: float | None = None) -> list[float]:
+    """Scale ``values`` to 0.0-1.0 between their minimum and maximum.
+
+    Equal values all become 0.0, so a weigher that cannot tell hosts apart does not
+    shift their order.
+    """
+    if not values:
+        return []
+    low = min(values) if minval is None else minval
+    high = max(values) if maxval is None else maxval
+    if high <= low:
+        return [0.0] * len(values)
+    return [(v - low) / (high - low) for v in values]
+
+
+class BaseWeigher(metaclass=abc.ABCMeta):
+    """Scores hosts; higher wins.
+
+    Raw scores are normalised across the hosts of one request before the multiplier
+    applies, so multipliers compare weighers on the same 0-1 scale. Fixed bounds
+    (``minval``/``maxval``) replace the observed minimum and maximum when set.
+    """
+
+    minval: float | None = None
+    maxval: float | None = None
+
+    def weight_multiplier(self, host_state: Any) -> float:
+        """How much this weigher counts; negative reverses its preference."""
+        return 1.0
+
+    @abc.abstractmethod
+    def _weigh_object(self, host_state: Any, spec_obj: Any) -> float:
+        """The raw score of one host."""
+
+    def weigh_objects(self, weighed_hosts: list[WeighedHost], spec_obj: Any) -> list[float]:
+        """Raw scores of every host, in order."""
+        return [self._weigh_object(w.obj, spec_obj) for w in weighed_hosts]
+
+
+class HostWeightHandler:
+    """Loads weighers by entry point name and orders hosts by their weighed sum.
+
+    :param names: weigher names; ``[filter_scheduler] weight_classes`` when None.
+    :raises ValueError: when a name matches no entry point.
+    """
+
+    def __init__(self, names: list[str] | None = None) -> None:
+        names = list(CONF.filter_scheduler.weight_classes if names is None else names)
+        manager = named.NamedExtensionManager(WEIGHERS_NAMESPACE, names, invoke_on_load=True,
+                                              name_order=True)
+        missing = set(names) - set(manager.names())
+        if missing:
+            raise ValueError('Unknown scheduler weighers: %s' % ', '.join(sorted(missing)))
+        self.weighers: list[BaseWeigher] = [ext.obj for ext in manager]
+
+    def get_weighed_objects(self, host_states: list, spec_obj: Any) -> list[WeighedHost]:
+        """:returns: every host wrapped in a WeighedHost, best first."""
+        weighed = [WeighedHost(host) for host in host_states]
+        for weigher in self.weighers:
+            scores = normalize(weigher.weigh_objects(weighed, spec_obj),
+                               weigher.minval, weigher.maxval)
+            for host, score in zip(weighed, scores, strict=True):
+                host.weight += weigher.weight_multiplier(host.obj) * score
+        return sorted(weighed, key=lambda w: w.weight, reverse=True)

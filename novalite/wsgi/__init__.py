@@ -1,0 +1,1 @@
+"""WSGI entry points for running the API under an external WSGI server."""

@@ -1,0 +1,55 @@
+"""The Compute API as a WSGI module: ``novalite.wsgi.osapi_compute:application``.
+
+For uWSGI, gunicorn or mod_wsgi. The server owns ``sys.argv``, so only the
+``--config-file``/``--config-dir`` options are taken from it; otherwise the config files
+come from ``NOVALITE_CONFIG_FILES`` (separated by ``,`` or ``;``), else the defaults.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any
+
+from oslo_log import log as logging
+
+import novalite  # noqa: F401  (chooses the concurrency backend first)
+from novalite import objects, rpc
+from novalite.api.openstack import loader
+from novalite.conf import CONF
+
+_CONFIG_OPTIONS = ('--config-file', '--config-dir')
+
+
+def _config_args(argv: list[str]) -> list[str]:
+    """The config options of ``argv``, as ``--opt value`` pairs."""
+    args: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        for option in _CONFIG_OPTIONS:
+            if arg == option:
+                args += [option, next(it, '')]
+            elif arg.startswith(option + '='):
+                args += [option, arg.split('=', 1)[1]]
+    return args
+
+
+def init_application(argv: list[str] | None = None,
+                     environ: dict[str, str] | None = None) -> Any:
+    """Parse the configuration, set up logging, RPC and objects; load the paste app."""
+    argv = sys.argv[1:] if argv is None else argv
+    environ = os.environ if environ is None else environ
+    args = _config_args(argv)
+    default_files = None
+    if not args and environ.get('NOVALITE_CONFIG_FILES'):
+        default_files = [f for f in re.split('[,;]', environ['NOVALITE_CONFIG_FILES'])
+                         if f.strip()]
+    logging.register_options(CONF)
+    CONF(args, project='novalite', default_config_files=default_files)
+    logging.setup(CONF, 'novalite')
+    objects.register_all()
+    rpc.init(CONF)
+    return loader.load_app('osapi_compute')
+
+
+application = init_application()

@@ -1,0 +1,1 @@
+"""Tests of the command-line tools (novalite-manage, novalite-status)."""
