@@ -7,7 +7,7 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 from oslo_versionedobjects import base as ovo_base
 
-from novalite import manager
+from novalite import exception, manager
 from novalite.conductor.tasks import build
 from novalite.objects import base as obj_base
 
@@ -34,6 +34,8 @@ class ConductorManager(manager.Manager):
                 return cls
         return classes[0]
 
+    # Object methods raise NotFound and the like as answers, not as conductor faults.
+    @messaging.expected_exceptions(exception.NovaliteException)
     def object_class_action_versions(self, context: Any, objname: str, objmethod: str,
                                      object_versions: dict, args: tuple, kwargs: dict) -> Any:
         objclass = self._object_class(objname, object_versions)
@@ -43,6 +45,7 @@ class ConductorManager(manager.Manager):
             result = obj_base.NovaliteObject.obj_from_primitive(result, context)
         return result
 
+    @messaging.expected_exceptions(exception.NovaliteException)
     def object_action(self, context: Any, objinst: Any, objmethod: str, args: tuple,
                       kwargs: dict) -> tuple[dict, Any]:
         """Run ``objinst.objmethod``; return the fields it changed and the result, which

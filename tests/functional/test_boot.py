@@ -141,3 +141,29 @@ def test_failed_spawn_reschedules_to_the_alternate(stack):
         stack.request('DELETE', '/servers/%s' % server_id)
     for server_id in ids:
         stack.wait_for_deleted(server_id)
+
+
+def test_boot_as_openstackclient_sends_it_with_an_image_bdm(stack):
+    flavor = _flavor(stack, 'm1.osc')
+    image = stack.image['id']
+    bdm = [{'uuid': image, 'boot_index': 0, 'source_type': 'image',
+            'destination_type': 'local', 'delete_on_termination': True}]
+    resp = _boot(stack, flavor['id'], name='osc', block_device_mapping_v2=bdm)
+    assert resp.status_code == 202, resp.text
+    server_id = resp.json()['server']['id']
+    server = stack.wait_for_status(server_id, ('ACTIVE', 'ERROR'), version=VERSION)
+    assert server['status'] == 'ACTIVE'
+    assert server['image']['id'] == image
+    stack.request('DELETE', '/servers/%s' % server_id)
+    stack.wait_for_deleted(server_id)
+
+
+def test_volume_bdm_is_refused_clearly(stack):
+    flavor = _flavor(stack, 'm1.vol')
+    before = _api_rows()
+    bdm = [{'uuid': stack.image['id'], 'boot_index': 0, 'source_type': 'image',
+            'destination_type': 'volume', 'volume_size': 1}]
+    resp = _boot(stack, flavor['id'], name='vol', block_device_mapping_v2=bdm)
+    assert resp.status_code == 400
+    assert 'Block Storage' in resp.json()['badRequest']['message']
+    assert _api_rows() == before

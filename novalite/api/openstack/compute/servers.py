@@ -197,6 +197,8 @@ class ServersController(wsgi.Controller):
         flavor = self._flavor_from_ref(context, server['flavorRef'])
         image_href = common.get_id_from_href(server['imageRef']) \
             if server.get('imageRef') else None
+        image_href = _boot_image(image_href, server.get('block_device_mapping_v2') or [])
+        _check_security_groups(server.get('security_groups') or [])
         admin_password = server.get('adminPass') or _generate_password()
         config_drive = server.get('config_drive')
         try:
@@ -255,3 +257,38 @@ class ServersController(wsgi.Controller):
         context.can(SERVERS % 'delete', {'project_id': instance.project_id,
                                          'user_id': instance.user_id})
         self.compute_api.delete(context, instance)
+
+
+_NO_CINDER = ('Volumes need the Block Storage service (Cinder), which novalite does not '
+              'support: boot from an image.')
+
+
+def _boot_image(image_href: str | None, bdms: list[dict]) -> str | None:
+    """The image to boot, from imageRef or the image->local boot disk of
+    block_device_mapping_v2 (what openstackclient sends); 400 for anything else."""
+    for bdm in bdms:
+        source = bdm.get('source_type', 'blank' if not bdm.get('uuid') else None)
+        if bdm.get('destination_type') == 'volume' or source in ('volume', 'snapshot'):
+            raise webob.exc.HTTPBadRequest(explanation=_NO_CINDER)
+        if source != 'image':
+            raise webob.exc.HTTPBadRequest(explanation=(
+                'Only an image boot disk is supported in block_device_mapping_v2; '
+                'ephemeral and swap disks come from the flavor.'))
+        if str(bdm.get('boot_index', 0)) != '0':
+            raise webob.exc.HTTPBadRequest(explanation=(
+                'An image in block_device_mapping_v2 must be the boot disk (boot_index 0).'))
+        image_id = bdm.get('uuid') or bdm.get('image_id')
+        if image_href and image_id != image_href:
+            raise webob.exc.HTTPBadRequest(explanation=(
+                'imageRef %s and the boot image %s of block_device_mapping_v2 differ.'
+                % (image_href, image_id)))
+        image_href = image_id
+    return image_href
+
+
+def _check_security_groups(groups: list[dict]) -> None:
+    names = {g['name'] for g in groups}
+    if names - {'default'}:
+        raise webob.exc.HTTPBadRequest(explanation=(
+            'Security groups need the Neutron client, which novalite does not have yet; '
+            'only "default" is accepted.'))

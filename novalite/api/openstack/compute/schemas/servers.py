@@ -38,6 +38,45 @@ _scheduler_hints = {
     'additionalProperties': True,
 }
 
+# Block device mapping v2, as clients send it (openstackclient always sends the image as
+# a local boot disk). The controller accepts only what needs no Block Storage service.
+_block_device_mapping_v2 = {
+    'type': 'array',
+    'items': {
+        'type': 'object',
+        'properties': {
+            'source_type': {'type': 'string',
+                            'enum': ['volume', 'image', 'snapshot', 'blank']},
+            'destination_type': {'type': 'string', 'enum': ['local', 'volume']},
+            'uuid': {'type': 'string', 'minLength': 1, 'maxLength': 255,
+                     'pattern': '^[a-zA-Z0-9._-]*$'},
+            'image_id': pt.uuid,
+            'boot_index': {'type': ['integer', 'string', 'null'],
+                           'pattern': '^-?[0-9]+$'},
+            'delete_on_termination': pt.boolean,
+            'device_name': {'type': ['string', 'null'], 'maxLength': 255},
+            'device_type': {'type': ['string', 'null'], 'maxLength': 255},
+            'disk_bus': {'type': ['string', 'null'], 'maxLength': 255},
+            'guest_format': {'type': ['string', 'null'], 'maxLength': 255},
+            'volume_size': {'type': ['integer', 'string', 'null'],
+                            'pattern': '^[0-9]+$'},
+            'volume_type': {'type': ['string', 'null'], 'maxLength': 255},
+            'no_device': {},
+            'tag': {'type': 'string', 'maxLength': 60},
+        },
+        'additionalProperties': False,
+    },
+}
+
+_security_groups = {
+    'type': 'array',
+    'items': {
+        'type': 'object',
+        'properties': {'name': {'type': 'string', 'minLength': 1, 'maxLength': 255}},
+        'additionalProperties': False,
+    },
+}
+
 create = {
     'type': 'object',
     'properties': {
@@ -60,6 +99,8 @@ create = {
                 'accessIPv6': pt.ipv6,
                 'config_drive': pt.boolean,
                 'personality': _personality,
+                'block_device_mapping_v2': _block_device_mapping_v2,
+                'security_groups': _security_groups,
             },
             'required': ['name', 'flavorRef'],
             'additionalProperties': False,
