@@ -79,3 +79,20 @@ def db_version(database: str, url: str | None = None) -> str | None:
 def head(database: str) -> str | None:
     """The latest revision shipped for the ``'api'`` or ``'main'`` schema."""
     return ScriptDirectory.from_config(_config(database)).get_current_head()
+
+
+def run_env(target_metadata) -> None:
+    """The body of both alembic ``env.py`` files: migrate on the connection db_sync
+    handed over (alembic's own command line and offline SQL are not supported)."""
+    from alembic import context
+    if context.is_offline_mode():
+        raise RuntimeError('offline (--sql) migrations are not supported')
+    connection = context.config.attributes.get('connection')
+    if connection is None:
+        raise RuntimeError('use novalite.db.migration (novalite-manage), which passes the '
+                           'connection to alembic')
+    # render_as_batch: SQLite can only ALTER tables by copying them.
+    context.configure(connection=connection, target_metadata=target_metadata,
+                      render_as_batch=connection.dialect.name == 'sqlite')
+    with context.begin_transaction():
+        context.run_migrations()

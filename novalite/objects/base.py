@@ -97,6 +97,15 @@ class NovalitePersistentObject:
         'deleted': fields.BooleanField(default=False),
     }
 
+    @classmethod
+    def _from_db_object(cls, context: Any, row: Any) -> Any:
+        """The object for a row whose ``deleted`` column is 0 or the row's id."""
+        obj = cls(context)
+        cls._set_from_db(obj, row, skip=('deleted',))
+        obj.deleted = bool(row.deleted)
+        obj.obj_reset_changes()
+        return obj
+
 
 class NovaliteTimestampObject:
     """Timestamps of rows in the API database."""
@@ -115,6 +124,20 @@ class NovaliteObjectSerializer(ovo_base.VersionedObjectSerializer):
     """Serializes novalite objects for RPC; lists and dicts of them too."""
 
     OBJ_BASE_CLASS = NovaliteObject
+
+
+def insert_row(row: Any, session: Any = None) -> Any:
+    """Add ``row`` in the caller's API-database transaction ``session`` (so that several
+    rows commit together), or in a transaction of its own; return the flushed row."""
+    if session is not None:
+        session.add(row)
+        session.flush()
+        return row
+    from novalite.db import engine
+    with engine.api_writer() as own:
+        own.add(row)
+        own.flush()
+    return row
 
 
 def naive_utc(value: datetime.datetime | None) -> datetime.datetime | None:

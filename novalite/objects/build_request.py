@@ -52,15 +52,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
             instance_uuid=self.instance_uuid, project_id=self.project_id,
             user_id=self.user_id, instance=base.obj_to_json(self.instance),
             tags=base.to_json(self.tags if self.obj_attr_is_set('tags') else []))
-        if session is not None:
-            session.add(row)
-            session.flush()
-            self.id = row.id
-        else:
-            with engine.api_writer() as own:
-                own.add(row)
-                own.flush()
-                self.id = row.id
+        self.id = base.insert_row(row, session).id
         self.obj_reset_changes()
 
     def destroy(self) -> None:

@@ -45,14 +45,6 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
         'mapped': fields.IntegerField(default=0),
     }
 
-    @classmethod
-    def _from_db_object(cls, context, row) -> ComputeNode:
-        obj = cls(context)
-        cls._set_from_db(obj, row, skip=('deleted',))
-        obj.deleted = bool(row.deleted)
-        obj.obj_reset_changes()
-        return obj
-
     @base.remotable_classmethod
     def get_by_host_and_nodename(cls, context, host: str, nodename: str) -> ComputeNode:
         with engine.cell_reader(context) as session:

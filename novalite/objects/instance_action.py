@@ -33,14 +33,6 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
         'message': fields.StringField(nullable=True),
     }
 
-    @classmethod
-    def _from_db_object(cls, context, row) -> InstanceAction:
-        obj = cls(context)
-        cls._set_from_db(obj, row, skip=('deleted',))
-        obj.deleted = bool(row.deleted)
-        obj.obj_reset_changes()
-        return obj
-
     @base.remotable_classmethod
     def action_start(cls, context, instance_uuid: str, action_name: str,
                      want_result: bool = True) -> InstanceAction | None:
@@ -97,14 +89,6 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
         'host': fields.StringField(nullable=True),
         'details': fields.StringField(nullable=True),
     }
-
-    @classmethod
-    def _from_db_object(cls, context, row) -> InstanceActionEvent:
-        obj = cls(context)
-        cls._set_from_db(obj, row, skip=('deleted',))
-        obj.deleted = bool(row.deleted)
-        obj.obj_reset_changes()
-        return obj
 
     @staticmethod
     def _action_row(session, context, instance_uuid: str):

@@ -27,14 +27,6 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context, row) -> InstanceFault:
-        obj = cls(context)
-        cls._set_from_db(obj, row, skip=('deleted',))
-        obj.deleted = bool(row.deleted)
-        obj.obj_reset_changes()
-        return obj
-
-    @classmethod
     def latest_for_instances(cls, context, session, uuids: list[str]):
         """(uuid, latest fault) pairs, for instances that have a fault."""
         rows = session.scalars(select(models.InstanceFault)

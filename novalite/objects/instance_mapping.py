@@ -52,16 +52,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     def create(self, session=None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
         values = self._db_values()
-        row = models.InstanceMapping(**values)
-        if session is not None:
-            session.add(row)
-            session.flush()
-            self.id = row.id
-        else:
-            with engine.api_writer() as own:
-                own.add(row)
-                own.flush()
-                self.id = row.id
+        self.id = base.insert_row(models.InstanceMapping(**values), session).id
         self.obj_reset_changes()
 
     def save(self) -> None:

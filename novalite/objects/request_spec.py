@@ -71,14 +71,7 @@ class RequestSpec(base.NovaliteObject):
     def create(self, session=None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
         row = models.RequestSpec(instance_uuid=self.instance_uuid, spec=self._spec_json())
-        if session is not None:
-            session.add(row)
-            session.flush()
-        else:
-            with engine.api_writer() as own:
-                own.add(row)
-                own.flush()
-        self.id = row.id
+        self.id = base.insert_row(row, session).id
         self.obj_reset_changes()
 
     def save(self) -> None:

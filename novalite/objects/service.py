@@ -34,14 +34,6 @@ class Service(base.NovalitePersistentObject, base.NovaliteObject):
         'version': fields.IntegerField(default=0),
     }
 
-    @classmethod
-    def _from_db_object(cls, context, row) -> Service:
-        obj = cls(context)
-        cls._set_from_db(obj, row, skip=('deleted',))
-        obj.deleted = bool(row.deleted)
-        obj.obj_reset_changes()
-        return obj
-
     @base.remotable_classmethod
     def get_by_host_and_binary(cls, context, host: str, binary: str) -> Service | None:
         with engine.cell_reader(context) as session:

@@ -1,12 +1,8 @@
 """SQLAlchemy models of the API database (cells v2: mappings, build requests, flavors...)."""
 from __future__ import annotations
 
-import datetime
-
-from oslo_utils import timeutils
 from sqlalchemy import (
     Boolean,
-    DateTime,
     Enum,
     Float,
     ForeignKey,
@@ -18,18 +14,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from novalite.db.types import MediumText
+from novalite.db.types import MediumText, TimestampMixin
 
 
 class Base(DeclarativeBase):
     pass
-
-
-class TimestampMixin:
-    created_at: Mapped[datetime.datetime | None] = mapped_column(
-        DateTime, default=timeutils.utcnow)
-    updated_at: Mapped[datetime.datetime | None] = mapped_column(
-        DateTime, onupdate=timeutils.utcnow)
 
 
 class CellMapping(TimestampMixin, Base):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime
 
-from oslo_utils import timeutils
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -22,18 +21,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from novalite.db.types import MediumText
+from novalite.db.types import MediumText, TimestampMixin
 
 
 class Base(DeclarativeBase):
     pass
-
-
-class TimestampMixin:
-    created_at: Mapped[datetime.datetime | None] = mapped_column(
-        DateTime, default=timeutils.utcnow)
-    updated_at: Mapped[datetime.datetime | None] = mapped_column(
-        DateTime, onupdate=timeutils.utcnow)
 
 
 class SoftDeleteMixin:
