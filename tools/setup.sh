@@ -20,4 +20,10 @@ PY=${PYTHON:-python3}
 .venv/bin/pip install -q --upgrade pip >/dev/null
 .venv/bin/pip install -q -c upper-constraints.txt -r requirements.txt -r test-requirements.txt
 .venv/bin/pip install -q --no-deps -e .
-echo "novalite set up in $(pwd)/.venv"
+
+# The real Glance, for novalite-all and the devstack-style tests, in a virtualenv of its
+# own: it pins versions of shared libraries that differ from novalite's.
+[ -x .venv-glance/bin/python ] || "$PY" -m venv .venv-glance
+.venv-glance/bin/pip install -q --upgrade pip >/dev/null
+.venv-glance/bin/pip install -q -c glance-constraints.txt glance gunicorn
+echo "novalite set up in $(pwd)/.venv (Glance in $(pwd)/.venv-glance)"

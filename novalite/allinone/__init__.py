@@ -1,0 +1,1 @@
+"""Running the real companion services beside novalite on one machine (all-in-one)."""
