@@ -21,6 +21,11 @@ class Manager(periodic_task.PeriodicTasks):
         self.host = host or CONF.host
         self.service_name = service_name
 
+    def set_spacing(self, task_name: str, seconds: int) -> None:
+        """Run periodic task ``task_name`` every ``seconds`` (read from the parsed
+        config; the decorator's spacing is fixed when the module is imported)."""
+        self._periodic_spacing = dict(self._periodic_spacing, **{task_name: seconds})
+
     def init_host(self) -> None:
         """Work to do before the service takes RPC messages."""
 

@@ -163,6 +163,26 @@ def terminate_instance(mgr: Any, context: Any, instance: Any) -> None:
     mgr.rt.free_instance(context, instance)
 
 
+def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
+    now = timeutils.utcnow(with_timezone=True)
+    for instance in objects.InstanceList.get_by_host(context, mgr.host):
+        if instance.vm_state != vm_states.BUILDING or instance.created_at is None:
+            continue
+        if (now - instance.created_at).total_seconds() < timeout:
+            continue
+        lock = mgr.instance_lock(instance.uuid)
+        if not lock.acquire(blocking=False):
+            continue  # a build is still running; it ends on its own
+        try:
+            LOG.warning('Build of %s timed out after %ds', instance.uuid, timeout)
+            _cleanup(mgr, context, instance, instance.node or mgr.host)
+            _error(mgr, context, instance, exception.BuildAbortException(
+                instance_uuid=instance.uuid,
+                reason='the build did not finish within %d seconds' % timeout))
+        finally:
+            lock.release()
+
+
 def recover_interrupted_builds(mgr: Any, context: Any) -> None:
     """On start-up: a build this host was doing when it stopped cannot resume. Put it in
     ERROR with a fault and free its allocation; finish deletes that were under way."""

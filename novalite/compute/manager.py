@@ -43,6 +43,8 @@ class ComputeManager(manager.Manager):
         self.rt = resource_tracker.ResourceTracker(self.host, self.driver, self.reportclient)
         self._instance_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self._locks_lock = threading.Lock()
+        if CONF.update_resources_interval:
+            self.set_spacing('update_available_resource', CONF.update_resources_interval)
 
     def instance_lock(self, instance_uuid: str) -> threading.Lock:
         """The lock that serialises all work on one instance on this host."""
@@ -67,6 +69,13 @@ class ComputeManager(manager.Manager):
                 self.rt.update_available_resource(context, nodename)
             except Exception:
                 LOG.exception('Error updating resources for node %s', nodename)
+
+    @periodic_task.periodic_task(spacing=30, run_immediately=False)
+    def _check_instance_build_time(self, context: Any) -> None:
+        """ERROR for builds on this host older than ``[compute] build_timeout`` that no
+        build is working on (the build message, or the work, was lost)."""
+        if CONF.compute.build_timeout:
+            build.fail_stale_builds(self, context, CONF.compute.build_timeout)
 
     # -- RPC endpoints -----------------------------------------------------------------
 

@@ -5,10 +5,12 @@ from typing import Any
 
 import oslo_messaging as messaging
 from oslo_log import log as logging
+from oslo_service import periodic_task
 from oslo_versionedobjects import base as ovo_base
 
 from novalite import exception, manager
-from novalite.conductor.tasks import build
+from novalite.conductor.tasks import build, lost_builds
+from novalite.conf import CONF
 from novalite.objects import base as obj_base
 
 LOG = logging.getLogger(__name__)
@@ -22,8 +24,18 @@ class ConductorManager(manager.Manager):
     def __init__(self, host: str | None = None) -> None:
         super().__init__(host=host, service_name='conductor')
         self.compute_task_mgr = ComputeTaskManager()
+        self.set_spacing('_check_lost_builds', CONF.conductor.lost_build_check_interval)
         # The conductor serves both APIs from one RPC server.
         self.additional_endpoints = [self.compute_task_mgr]
+
+    @periodic_task.periodic_task(spacing=CONF.conductor.lost_build_check_interval,
+                                 run_immediately=False)
+    def _check_lost_builds(self, context: Any) -> None:
+        """End in ERROR the builds whose next message the bus lost (see lost_builds)."""
+        if not CONF.conductor.build_request_timeout:
+            return
+        lost_builds.bury_lost_build_requests(context)
+        lost_builds.fail_unclaimed_instances(context, self.compute_task_mgr.deps)
 
     @staticmethod
     def _object_class(objname: str, object_versions: dict) -> type:

@@ -63,7 +63,7 @@ def _scheduling_error(exc: Exception) -> Exception:
     return exc
 
 
-def _free_allocations(deps: Dependencies, context: Any, uuids: list[str]) -> None:
+def free_allocations(deps: Dependencies, context: Any, uuids: list[str]) -> None:
     for uuid in uuids:
         try:
             deps.reportclient.delete_allocation_for_instance(context, uuid)
@@ -98,7 +98,7 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             instance = _create_in_cell(deps, context, build_request, cell, selection)
         except Exception as exc:
             LOG.exception('Could not create %s in its cell', build_request.instance_uuid)
-            _free_allocations(deps, context, [build_request.instance_uuid])
+            free_allocations(deps, context, [build_request.instance_uuid])
             _bury_or_log(context, build_request, spec, exc)
             continue
         if instance is not None:
@@ -112,8 +112,8 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             for instance, _spec, cell, _hosts in created:
                 with nl_context.target_cell(context, cell) as cctxt:
                     instance._context = cctxt
-                    _set_error(cctxt, instance, exc, SCHEDULE_EVENT)
-            _free_allocations(deps, context, [i.uuid for i, *_ in created])
+                    set_error(cctxt, instance, exc, SCHEDULE_EVENT)
+            free_allocations(deps, context, [i.uuid for i, *_ in created])
             return
 
     for instance, spec, cell, host_list in created:
@@ -132,8 +132,8 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             except Exception as exc:
                 LOG.exception('Could not hand %s to %s', instance.uuid,
                               selection.service_host)
-                _free_allocations(deps, context, [instance.uuid])
-                _set_error(cctxt, instance, exc, SCHEDULE_EVENT)
+                free_allocations(deps, context, [instance.uuid])
+                set_error(cctxt, instance, exc, SCHEDULE_EVENT)
 
 
 def _filter_properties(host_list: list) -> dict:
@@ -165,12 +165,12 @@ def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: 
         with nl_context.target_cell(context, cell) as cctxt:
             instance._context = cctxt
             instance.destroy()
-        _free_allocations(deps, context, [instance.uuid])
+        free_allocations(deps, context, [instance.uuid])
         return None
     return instance
 
 
-def _set_error(context: Any, instance: Any, error: BaseException, event: str,
+def set_error(context: Any, instance: Any, error: BaseException, event: str,
                host: str | None = None) -> None:
     """ERROR state, a fault that says why, and the action's event marked failed."""
     instance.vm_state = vm_states.ERROR
@@ -206,7 +206,7 @@ def bury_in_cell0(context: Any, build_request: Any, spec: Any, error: BaseExcept
         objects.InstanceAction.action_start(cctxt, instance.uuid, instance_actions.CREATE,
                                             want_result=False)
         objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT)
-        _set_error(cctxt, instance, error, SCHEDULE_EVENT)
+        set_error(cctxt, instance, error, SCHEDULE_EVENT)
     mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
     mapping.cell_mapping = cell0
     mapping.save()
@@ -258,5 +258,5 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
     error = exception.MaxRetriesExceeded(
         reason='Exhausted all hosts available for retrying build failures for instance '
                '%s. Last failure on %s: %s' % (instance.uuid, last_host, last_error))
-    _set_error(context, instance, error, RESCHEDULE_EVENT)
-    _free_allocations(deps, context, [instance.uuid])
+    set_error(context, instance, error, RESCHEDULE_EVENT)
+    free_allocations(deps, context, [instance.uuid])
