@@ -13,6 +13,7 @@ import oslo_messaging as messaging
 from oslo_config import cfg
 from oslo_messaging.rpc import dispatcher
 
+from novalite import concurrency
 from novalite import context as nl_context
 from novalite.objects import base as objects_base
 
@@ -105,8 +106,11 @@ def get_server(target: messaging.Target, endpoints: list,
                transport: messaging.Transport | None = None) -> messaging.MessageHandlingServer:
     assert TRANSPORT is not None, 'rpc.init() was not called'
     access_policy = dispatcher.DefaultRPCAccessPolicy
+    # The executor follows the process's concurrency backend: green threads need the
+    # eventlet executor, whose dispatch does not block the hub.
+    executor = 'eventlet' if concurrency.choose() == 'eventlet' else 'threading'
     return messaging.get_rpc_server(transport or TRANSPORT, target, endpoints,
-                                    executor='threading', serializer=_serializer(),
+                                    executor=executor, serializer=_serializer(),
                                     access_policy=access_policy)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,10 @@ from oslo_log import log as logging
 from novalite.objects import base as obj_base
 
 LOG = logging.getLogger(__name__)
+
+# Threads spawn() started that still run: a graceful stop waits for them.
+_LIVE: set[threading.Thread] = set()
+_LIVE_LOCK = threading.Lock()
 
 
 def spawn(fn: Callable, *args: Any, **kwargs: Any) -> threading.Thread:
@@ -27,10 +32,24 @@ def spawn(fn: Callable, *args: Any, **kwargs: Any) -> threading.Thread:
                 fn(*args, **kwargs)
         except Exception:
             LOG.exception('Unhandled error in thread running %s', getattr(fn, '__name__', fn))
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(threading.current_thread())
 
     thread = threading.Thread(target=run, daemon=True)
+    with _LIVE_LOCK:
+        _LIVE.add(thread)
     thread.start()
     return thread
+
+
+def wait_spawned(timeout: float) -> None:
+    """Join the threads spawn() started that still run, within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    with _LIVE_LOCK:
+        threads = list(_LIVE)
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def sanitize_hostname(name: str, default: str = 'server') -> str:

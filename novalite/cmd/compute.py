@@ -10,10 +10,10 @@ from novalite.conf import CONF
 from novalite.objects import base as obj_base
 
 
-def main() -> None:
+def main() -> int:
     config.parse_args(sys.argv)
     # Every object call in this process goes to the conductor: compute has no DB access.
     obj_base.set_process_indirection_api(conductor_rpcapi.ConductorAPI())
     svc = service.Service(CONF.host, 'novalite-compute', rpcapi.RPC_TOPIC,
                           manager.ComputeManager(host=CONF.host))
-    service.launch([svc])
+    return service.launch([svc])

@@ -8,8 +8,8 @@ from novalite.conductor import manager, rpcapi
 from novalite.conf import CONF
 
 
-def main() -> None:
+def main() -> int:
     config.parse_args(sys.argv)
     svc = service.Service(CONF.host, 'novalite-conductor', rpcapi.RPC_TOPIC,
                           manager.ConductorManager(host=CONF.host))
-    service.launch([svc], workers=CONF.conductor.workers)
+    return service.launch([svc], workers=CONF.conductor.workers)

@@ -8,8 +8,8 @@ from novalite.conf import CONF
 from novalite.scheduler import manager, rpcapi
 
 
-def main() -> None:
+def main() -> int:
     config.parse_args(sys.argv)
     svc = service.Service(CONF.host, 'novalite-scheduler', rpcapi.RPC_TOPIC,
                           manager.SchedulerManager())
-    service.launch([svc], workers=CONF.scheduler.workers)
+    return service.launch([svc], workers=CONF.scheduler.workers)

@@ -15,13 +15,15 @@ import webob.dec
 
 from novalite import objects
 from novalite.api.openstack import faults, wsgi
-from novalite.api.openstack.compute import flavors, servers
+from novalite.api.openstack.compute import flavors, servers, services
 
 # (path, {HTTP method: (controller name, action)}), in the order they are matched.
 ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/flavors', {'GET': ('flavors', 'index'), 'POST': ('flavors', 'create')}),
     ('/flavors/detail', {'GET': ('flavors', 'detail')}),
     ('/flavors/{id}', {'GET': ('flavors', 'show'), 'DELETE': ('flavors', 'delete')}),
+    ('/os-services', {'GET': ('services', 'index')}),
+    ('/os-services/{id}', {'PUT': ('services', 'update')}),
     ('/servers', {'GET': ('servers', 'index'), 'POST': ('servers', 'create')}),
     ('/servers/detail', {'GET': ('servers', 'detail')}),
     ('/servers/{id}', {'GET': ('servers', 'show'), 'DELETE': ('servers', 'delete')}),
@@ -46,7 +48,8 @@ class APIRouterV21:
     def __init__(self, controllers: dict[str, Any] | None = None) -> None:
         objects.register_all()
         built = {'flavors': flavors.FlavorsController(),
-                 'servers': servers.ServersController()}
+                 'servers': servers.ServersController(),
+                 'services': services.ServiceController()}
         built.update(controllers or {})
         resources = {name: wsgi.Resource(ctrl) for name, ctrl in built.items()}
         self.map = routes.Mapper()

@@ -1,0 +1,99 @@
+"""The os-services API: the services of every cell, and enabling or disabling computes.
+
+Services live in the cell databases, so listing gathers every cell (cell0 has none) and
+an update looks the service up by uuid in each. ``PUT /os-services/{service_id}`` is the
+2.53 form; the older ``/os-services/enable`` style actions and ``DELETE`` are not
+implemented.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import webob.exc
+from oslo_utils import strutils, uuidutils
+
+from novalite import context as nl_context
+from novalite import objects
+from novalite.api import validation
+from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import services as schema
+from novalite.api.openstack.compute.views import services as services_view
+from novalite.policies import services as sv_policies
+from novalite.servicegroup import api as servicegroup
+
+# Seconds to wait for a cell's database before listing without it.
+CELL_TIMEOUT = 60
+
+
+def _cells(context: Any) -> list:
+    return [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
+
+
+def _gather(context: Any, fn: Any) -> dict:
+    """{cell uuid: result of ``fn(cell_context)``}, cells that failed left out."""
+    results = nl_context.scatter_gather_cells(context, _cells(context), CELL_TIMEOUT, fn)
+    return {uuid: r for uuid, r in results.items()
+            if r is not nl_context.did_not_respond_sentinel and not isinstance(r, Exception)}
+
+
+class ServiceController(wsgi.Controller):
+
+    def __init__(self, servicegroup_api: Any = None) -> None:
+        super().__init__()
+        self._view_builder = services_view.ViewBuilder(servicegroup_api or servicegroup.API())
+
+    @validation.query_schema(schema.index_query, '2.1', '2.74')
+    @validation.query_schema(schema.index_query_275, '2.75')
+    def index(self, req: wsgi.Request) -> dict:
+        context = req.context
+        context.can(sv_policies.BASE % 'list', {})
+        host = req.GET.get('host')
+        binary = req.GET.get('binary')
+        services = []
+        for cell_services in _gather(context, objects.ServiceList.get_all).values():
+            services += [s for s in cell_services
+                         if (host is None or s.host == host)
+                         and (binary is None or s.binary == binary)]
+        return self._view_builder.index(req, services)
+
+    @wsgi.api_version('2.53')
+    @validation.schema(schema.update_v253, '2.53')
+    def update(self, req: wsgi.Request, id: str, body: dict) -> dict:
+        context = req.context
+        context.can(sv_policies.BASE % 'update', {})
+        if not uuidutils.is_uuid_like(id):
+            raise webob.exc.HTTPBadRequest(explanation='Invalid uuid %s' % id)
+        status = body.get('status')
+        if 'disabled_reason' in body and status != 'disabled':
+            raise webob.exc.HTTPBadRequest(
+                explanation="Specifying 'disabled_reason' with status '%s' is invalid."
+                            % (status or 'enabled'))
+        service = self._find(context, id)
+        if service.binary != services_view.COMPUTE_BINARY:
+            raise webob.exc.HTTPBadRequest(
+                explanation='Updating a %s service is not supported. Only %s services '
+                            'can be updated.' % (service.binary, services_view.COMPUTE_BINARY))
+        if status == 'enabled':
+            service.disabled = False
+            service.disabled_reason = None
+        elif status == 'disabled':
+            service.disabled = True
+            service.disabled_reason = body.get('disabled_reason')
+        if 'forced_down' in body:
+            service.forced_down = strutils.bool_from_string(body['forced_down'], strict=True)
+        service.save()
+        return self._view_builder.show(req, service)
+
+    @staticmethod
+    def _find(context: Any, service_uuid: str) -> Any:
+        """The service with this uuid, with its context aimed at its cell.
+
+        :raises HTTPNotFound: no cell has it
+        """
+        for cell in _cells(context):
+            with nl_context.target_cell(context, cell) as cctxt:
+                for service in objects.ServiceList.get_all(cctxt):
+                    if service.uuid == service_uuid:
+                        return service
+        raise webob.exc.HTTPNotFound(
+            explanation='Service with uuid %s could not be found.' % service_uuid)

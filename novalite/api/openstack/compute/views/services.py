@@ -1,0 +1,54 @@
+"""Views of services (os-services), per microversion."""
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from novalite.api.openstack import api_version_request as avr
+from novalite.conf import CONF
+
+COMPUTE_BINARY = 'novalite-compute'
+
+
+def _time(value: datetime.datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.UTC).replace(tzinfo=None)
+    return value.isoformat(timespec='microseconds')
+
+
+def _field(service: Any, name: str) -> Any:
+    return getattr(service, name) if service.obj_attr_is_set(name) else None
+
+
+class ViewBuilder:
+    """``id`` is the service's uuid from 2.53 (its database id before), ``forced_down``
+    appears from 2.11; ``zone`` is ``internal`` except for compute services."""
+
+    def __init__(self, servicegroup_api: Any) -> None:
+        self._servicegroup = servicegroup_api
+
+    def basic(self, req: Any, service: Any) -> dict:
+        zone = (CONF.default_availability_zone if service.binary == COMPUTE_BINARY
+                else 'internal')
+        updated = _field(service, 'last_seen_up') or _field(service, 'updated_at')
+        body = {
+            'id': service.uuid if avr.is_supported(req, '2.53') else service.id,
+            'binary': service.binary,
+            'host': service.host,
+            'zone': zone,
+            'status': 'disabled' if service.disabled else 'enabled',
+            'state': 'up' if self._servicegroup.service_is_up(service) else 'down',
+            'updated_at': _time(updated),
+            'disabled_reason': service.disabled_reason,
+        }
+        if avr.is_supported(req, '2.11'):
+            body['forced_down'] = service.forced_down
+        return body
+
+    def index(self, req: Any, services: list) -> dict:
+        return {'services': [self.basic(req, s) for s in services]}
+
+    def show(self, req: Any, service: Any) -> dict:
+        return {'service': self.basic(req, service)}
