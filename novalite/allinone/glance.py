@@ -8,6 +8,7 @@ on loopback only.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import signal
@@ -25,6 +26,22 @@ def default_venv() -> str:
     """``$NOVALITE_GLANCE_VENV``, else ``.venv-glance`` beside this interpreter's venv."""
     return os.environ.get(ENV_VAR) or os.path.join(os.path.dirname(sys.prefix),
                                                    '.venv-glance')
+
+
+try:
+    # Resolved here, in the parent: the child between fork and exec must not import.
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _PRCTL = None
+_PR_SET_PDEATHSIG = 1
+
+
+def _terminate_with_parent() -> None:
+    """In the child before exec: SIGTERM when the parent dies, even by SIGKILL (Linux),
+    so that a killed novalite-all or test run leaves no Glance behind. Linux ties this to
+    the forking THREAD, hence ``launch()`` from a long-lived thread."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -77,18 +94,33 @@ class GlanceProcess:
         return path
 
     def start(self, timeout: float = 60.0) -> str:
-        """Sync the schema once, start gunicorn, return the URL when Glance answers."""
+        """Start gunicorn, sync the schema once, return the URL when Glance answers."""
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self) -> None:
+        """Fork gunicorn and return at once. Call it from a thread that lives as long as
+        Glance should: the child is told to stop when the thread that forked it ends."""
         self._write_config()
         env = dict(os.environ, OS_GLANCE_CONFIG_DIR=self.conf_dir)
-        if not os.path.exists(os.path.join(self.state_dir, 'glance.sqlite')):
-            subprocess.run([self._bin('glance-manage'), '--config-dir', self.conf_dir,
-                            'db_sync'], env=env, check=True, capture_output=True)
+        needs_sync = not os.path.exists(os.path.join(self.state_dir, 'glance.sqlite'))
         log = open(os.path.join(self.state_dir, 'gunicorn.log'), 'ab')
         self.process = subprocess.Popen(
             [self._bin('gunicorn'), '--no-control-socket', '-b', '127.0.0.1:%d' % self.port,
              '-w', '1', '--threads', '4', '--timeout', '120', 'glance.wsgi.api:application'],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_terminate_with_parent)
         log.close()
+        self._needs_sync = needs_sync
+
+    def wait_ready(self, timeout: float = 60.0) -> str:
+        """Sync the schema if new (while Glance imports), then wait until it answers."""
+        assert self.process is not None, 'launch() first'
+        env = dict(os.environ, OS_GLANCE_CONFIG_DIR=self.conf_dir)
+        if self._needs_sync:
+            # Glance opens its database per request, so its imports overlap the sync.
+            subprocess.run([self._bin('glance-manage'), '--config-dir', self.conf_dir,
+                            'db_sync'], env=env, check=True, capture_output=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -97,7 +129,7 @@ class GlanceProcess:
             try:
                 requests.get(self.url + '/v2/images', timeout=2)
                 return self.url
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 time.sleep(0.05)
         self.stop()
         raise RuntimeError('Glance did not answer on %s within %ss' % (self.url, timeout))

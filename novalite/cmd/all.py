@@ -1,11 +1,252 @@
-"""novalite-all: the whole cloud in one process (reserved; it arrives with the
-devstack-style issue). Until then this command says so and exits with status 2."""
+"""novalite-all: a complete cloud in one process, for trying novalite and for CI of tools.
+
+API, conductor, scheduler and computes (fake driver) in this process over the in-process
+transport, on SQLite files under ``--state-dir``; the real Placement in-process; the
+real Glance as a child process, started in parallel with the rest. Runs in the
+foreground until SIGINT or SIGTERM, then stops everything, Glance included.
+"""
 from __future__ import annotations
 
+import argparse
+import errno
+import os
+import signal
+import socket
 import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import requests
+from oslo_log import log as logging
+
+from novalite.allinone import cloud
+from novalite.allinone.glance import GlanceProcess
+from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from novalite.allinone.stack import Stack
+
+LOG = logging.getLogger(__name__)
+READY = 'novalite-all ready'
 
 
-def main() -> None:
-    sys.stderr.write('novalite-all is not implemented yet: run the separate daemons '
-                     '(see README.md).\n')
-    sys.exit(2)
+class _Stop(BaseException):
+    """A SIGINT/SIGTERM arrived (BaseException: no ``except Exception`` swallows it)."""
+
+
+class _Signals:
+    """Records SIGINT/SIGTERM; ``check()`` raises ``_Stop`` once one has arrived.
+
+    The handler itself never raises while we start: an exception thrown into arbitrary
+    code (a database transaction, a lock) could leave it half done. Starting checks
+    between its steps instead; only the final wait, which holds nothing, is interrupted.
+    """
+
+    def __init__(self) -> None:
+        self.received: str | None = None
+        self.interrupt = False
+
+    def install(self) -> None:
+        signal.signal(signal.SIGINT, self._handle)
+        signal.signal(signal.SIGTERM, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.received is None:
+            self.received = signal.Signals(signum).name
+            if self.interrupt:
+                self.interrupt = False
+                raise _Stop(self.received)
+
+    def check(self) -> None:
+        if self.received is not None:
+            raise _Stop(self.received)
+
+    def wait(self) -> None:
+        """Block until a signal arrives."""
+        self.interrupt = True
+        self.check()
+        while True:
+            signal.pause()
+
+
+class _Background(threading.Thread):
+    """Runs ``fn`` on a thread; ``result()`` joins and returns or re-raises."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        super().__init__(daemon=True)
+        self._fn = fn
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._result = self._fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            self._error = exc
+
+    def result(self) -> Any:
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog='novalite-all', description='Run a complete novalite cloud in one process '
+        '(with Glance as a child process) until SIGINT or SIGTERM.')
+    parser.add_argument('--state-dir', required=True, metavar='DIR',
+                        help='Databases, images, logs and clouds.yaml; reused on restart.')
+    parser.add_argument('--port', type=int, default=8774, metavar='N',
+                        help='Port of the Compute API on 127.0.0.1 (default: 8774).')
+    parser.add_argument('--computes', type=int, default=1, metavar='N',
+                        help='Number of compute hosts (fake driver), named compute1.. '
+                             '(default: 1).')
+    args = parser.parse_args(argv)
+    if args.computes < 1:
+        parser.error('--computes must be at least 1')
+    return args
+
+
+def _process_age() -> float:
+    """Seconds since this process started (interpreter start-up and imports included),
+    from /proc; 0 where there is none."""
+    try:
+        with open('/proc/self/stat') as stat:
+            start_ticks = int(stat.read().rsplit(')', 1)[1].split()[19])
+        with open('/proc/uptime') as uptime:
+            return float(uptime.read().split()[0]) - start_ticks / os.sysconf('SC_CLK_TCK')
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _setup_logging(state_dir: str) -> str:
+    log_file = os.path.join(state_dir, 'novalite-all.log')
+    CONF.set_override('log_file', log_file)
+    logging.setup(CONF, 'novalite')
+    return log_file
+
+
+def _wait_until_answers(url: str, timeout: float = 60.0) -> None:
+    """Until ``url`` answers 2xx: a refused connection or a slow answer is retried."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if requests.get(url, timeout=5).ok:
+                return
+        except (requests.ConnectionError, requests.Timeout):
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.02)
+
+
+def _port_is_free(port: int) -> bool:
+    """Checked before anything starts; the API binds the port for real later."""
+    with socket.socket() as sock:
+        # As the API server binds: connections of a previous run in TIME_WAIT are fine.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(('127.0.0.1', port))
+        except OSError:
+            return False
+    return True
+
+
+def _start_glance(glance: GlanceProcess, started: float) -> str:
+    glance.wait_ready()
+    image_id = glance.create_image(cloud.IMAGE_NAME, cloud.IMAGE_DATA)
+    LOG.info('Glance up with image %s after %.2f s', image_id, time.monotonic() - started)
+    return image_id
+
+
+def _usage(stack: Stack, glance: GlanceProcess, clouds_yaml: str, log_file: str,
+           seconds: float) -> str:
+    pid = glance.process.pid if glance.process else '?'
+    return '\n'.join([
+        'novalite-all: a cloud in %s (started in %.1f s)' % (stack.state_dir, seconds),
+        '  Compute API  %s  (noauth2: token user:project; user admin is admin)' % stack.api,
+        '  Placement    %s' % stack.placement.url,
+        '  Glance       %s  (pid %s)' % (glance.url, pid),
+        '  Computes     %s  (fake driver)' % ', '.join(stack.compute_hosts),
+        '  Image        %s;  flavors %s' % (cloud.IMAGE_NAME,
+                                            ', '.join(f[0] for f in cloud.FLAVORS)),
+        '  Log          %s' % log_file,
+        'Use it:',
+        '  export OS_CLIENT_CONFIG_FILE=%s' % clouds_yaml,
+        '  openstack --os-cloud %s server create --image %s --flavor m1.nano --nic none '
+        '--wait vm1' % (cloud.CLOUD_NAME, cloud.IMAGE_NAME),
+        'Stop it with Ctrl-C or SIGTERM.',
+    ])
+
+
+def run(args: argparse.Namespace, signals: _Signals) -> int:
+    started = time.monotonic() - _process_age()
+    state_dir = os.path.abspath(args.state_dir)
+    os.makedirs(state_dir, exist_ok=True)
+    if not _port_is_free(args.port):
+        _say('novalite-all: port %d is in use: choose another with --port' % args.port,
+             sys.stderr)
+        return 1
+    # Glance is the slowest part (1.5-3 s): it starts first and comes up while the
+    # rest of novalite is imported and started.
+    glance = GlanceProcess(os.path.join(state_dir, 'glance'))
+    # Forked from the main thread: Glance is told to stop when its forking thread ends.
+    glance.launch()
+    glance_start = _Background(lambda: _start_glance(glance, started))
+    glance_start.start()
+    stack = None
+    try:
+        from novalite.allinone.stack import Stack  # about a second of imports
+        stack = Stack(state_dir, glance.url, api_port=args.port,
+                      compute_hosts=tuple('compute%d' % i for i in range(1, args.computes + 1)))
+        stack.configure()
+        log_file = _setup_logging(state_dir)
+        signals.check()
+        stack.start()
+        LOG.info('Services up after %.2f s', time.monotonic() - started)
+        signals.check()
+        cloud.ensure_flavors()
+        _wait_until_answers(stack.api_server.url + '/')
+        glance_start.result()
+        signals.check()
+        clouds_yaml = os.path.join(state_dir, 'clouds.yaml')
+        cloud.write_clouds_yaml(clouds_yaml, cloud.clouds_config(
+            stack.api, glance.url, stack.placement.url))
+        print(_usage(stack, glance, clouds_yaml, log_file, time.monotonic() - started))
+        print(READY, flush=True)
+        LOG.info('%s in %.2f s', READY, time.monotonic() - started)
+        signals.wait()
+    except _Stop as stop:
+        _say('novalite-all: %s received, stopping' % stop)
+    except Exception as exc:
+        LOG.exception('novalite-all failed')
+        if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+            exc = 'port %d is in use: choose another with --port' % args.port
+        _say('novalite-all: %s' % exc, sys.stderr)
+        return 1
+    finally:
+        # Glance stops while our services do (each takes about a second).
+        glance_stop = _Background(lambda: (glance_start.join(), glance.stop()))
+        glance_stop.start()
+        if stack is not None:
+            stack.stop()
+        glance_stop.result()
+    return 0
+
+
+def _say(text: str, stream: Any = None) -> None:
+    """Print, even when whoever read our output has gone (a closed pipe)."""
+    try:
+        print(text, file=stream or sys.stdout, flush=True)
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    signals = _Signals()
+    signals.install()
+    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    logging.register_options(CONF)
+    sys.exit(run(args, signals))

@@ -6,6 +6,7 @@ Every module exposes ``register_opts(conf)`` and ``list_opts()``. The process-gl
 from __future__ import annotations
 
 from oslo_config import cfg
+from oslo_service import opts as service_opts
 
 from novalite.conf import (
     api,
@@ -29,3 +30,5 @@ _MODULES = (default, api, database, scheduler, placement, glance, compute, libvi
 
 for _mod in _MODULES:
     _mod.register_opts(CONF)
+# graceful_shutdown_timeout and friends: services read them with or without a launcher.
+service_opts.register_service_opts(CONF)

@@ -1,0 +1,66 @@
+"""What a new all-in-one cloud holds: its flavors, its image, and the clouds.yaml to reach it."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import yaml
+
+from novalite import context as nl_context
+from novalite import exception, objects
+
+CLOUD_NAME = 'novalite'
+IMAGE_NAME = 'cirros-tiny'
+# A tiny raw disk: enough for Glance to store and for the fake driver to "boot".
+IMAGE_DATA = b'\0' * 4096
+# devstack's sizes and ids: (name, flavorid, memory MiB, vCPUs, root disk GiB).
+FLAVORS = (
+    ('m1.nano', '42', 128, 1, 1),
+    ('m1.tiny', '1', 512, 1, 1),
+)
+
+
+def ensure_flavors() -> list[str]:
+    """Create the flavors of ``FLAVORS`` that do not exist yet; return the created names.
+
+    A flavor the user deleted comes back on the next start; one the user replaced by
+    another of the same name or id is left alone.
+    """
+    ctx = nl_context.get_admin_context()
+    created = []
+    for name, flavorid, memory_mb, vcpus, root_gb in FLAVORS:
+        flavor = objects.Flavor(ctx, name=name, flavorid=flavorid, memory_mb=memory_mb,
+                                vcpus=vcpus, root_gb=root_gb, ephemeral_gb=0, swap=0,
+                                is_public=True)
+        try:
+            flavor.create()
+        except (exception.FlavorExists, exception.FlavorIdExists):
+            continue
+        created.append(name)
+    return created
+
+
+def clouds_config(compute_url: str, image_url: str, placement_url: str) -> dict[str, Any]:
+    """The ``clouds.yaml`` content: cloud ``novalite``, admin token, endpoint overrides.
+
+    openstackclient insists on an identity endpoint even with ``admin_token``; any URL
+    that serves a version document will do, and the compute endpoint does.
+    """
+    return {'clouds': {CLOUD_NAME: {
+        'auth_type': 'admin_token',
+        'auth': {'endpoint': compute_url, 'token': 'admin:admin'},
+        'compute_endpoint_override': compute_url,
+        'image_endpoint_override': image_url,
+        'placement_endpoint_override': placement_url,
+        'identity_endpoint_override': compute_url,
+        'identity_api_version': '3',
+    }}}
+
+
+def write_clouds_yaml(path: str, config: dict[str, Any]) -> None:
+    """Write ``config`` to ``path`` at once (a client never reads half a file)."""
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as out:
+        out.write('# Written by novalite-all at each start (ports may change).\n')
+        yaml.safe_dump(config, out, default_flow_style=False, sort_keys=False)
+    os.replace(tmp, path)
