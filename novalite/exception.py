@@ -277,3 +277,15 @@ class InstanceExists(Conflict):
 
 class CellTimeout(NovaliteException):
     msg_fmt = 'Timeout waiting for response from cell'
+
+
+class HypervisorUnavailable(NovaliteException):
+    msg_fmt = 'Connection to the hypervisor is broken on host %(host)s: %(reason)s'
+
+
+class DiskCreationFailed(NovaliteException):
+    msg_fmt = 'Could not create disk %(path)s: %(reason)s'
+
+
+class GuestGone(NovaliteException):
+    msg_fmt = 'The guest of instance %(uuid)s is gone from host %(host)s'

@@ -58,13 +58,16 @@ class Stack:
 
     def __init__(self, state_dir: str, glance_url: str,
                  compute_hosts: tuple[str, ...] = ('compute1',), api_host: str = '127.0.0.1',
-                 api_port: int = 0, overrides: Settings | None = None) -> None:
+                 api_port: int = 0, overrides: Settings | None = None,
+                 driver_factory: Callable[[str], Any] | None = None) -> None:
         self.state_dir = os.path.abspath(state_dir)
         self.glance_url = glance_url
         self.compute_hosts = compute_hosts
         self.api_host = api_host
         self.api_port = api_port
         self.overrides = overrides or {}
+        # The virt driver of each compute host (the fake driver unless told otherwise).
+        self.driver_factory = driver_factory or (lambda host: fake.FakeDriver())
         self.placement = PlacementServer(self.state_dir)
         self.services: list[Service] = []
         self.computes: dict[str, Service] = {}
@@ -171,7 +174,7 @@ class Stack:
 
     def start_compute(self, host: str) -> Service:
         """Start a compute service on ``host`` (its node needs ``discover_hosts()``)."""
-        mgr = compute_manager.ComputeManager(host=host, driver=fake.FakeDriver())
+        mgr = compute_manager.ComputeManager(host=host, driver=self.driver_factory(host))
         svc = self._add(Service(host, 'novalite-compute', compute_rpcapi.RPC_TOPIC, mgr,
                                 indirection_api=conductor_rpcapi.ConductorAPI()))
         self.computes[host] = svc

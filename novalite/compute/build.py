@@ -13,7 +13,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import exception, objects
-from novalite.compute import power_state, task_states, vm_states
+from novalite.compute import power_state, power_sync, task_states, vm_states
 from novalite.objects import instance_fault
 
 LOG = logging.getLogger(__name__)
@@ -185,7 +185,8 @@ def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
 
 def recover_interrupted_builds(mgr: Any, context: Any) -> None:
     """On start-up: a build this host was doing when it stopped cannot resume. Put it in
-    ERROR with a fault and free its allocation; finish deletes that were under way."""
+    ERROR with a fault and free its allocation; finish deletes that were under way; any
+    other operation ends with the instance in the state its guest is really in."""
     for instance in objects.InstanceList.get_by_host(context, mgr.host):
         if instance.task_state == task_states.DELETING:
             LOG.info('Finishing the interrupted delete of %s', instance.uuid)
@@ -196,3 +197,5 @@ def recover_interrupted_builds(mgr: Any, context: Any) -> None:
             _error(mgr, context, instance, exception.BuildAbortException(
                 instance_uuid=instance.uuid,
                 reason='the compute service on %s restarted during the build' % mgr.host))
+        elif instance.task_state is not None:
+            power_sync.recover_instance(mgr, context, instance)

@@ -14,15 +14,15 @@ from oslo_log import log as logging
 from oslo_service import periodic_task
 
 from novalite import exception, manager, utils
-from novalite.compute import build, resource_tracker
+from novalite.compute import build, power_sync, resource_tracker
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
 from novalite.network import api as network_api
+from novalite.objects import base as obj_base
 from novalite.scheduler.client import report
 from novalite.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
-
 
 class ComputeManager(manager.Manager):
     """Builds and deletes the instances of one host.
@@ -43,8 +43,12 @@ class ComputeManager(manager.Manager):
         self.rt = resource_tracker.ResourceTracker(self.host, self.driver, self.reportclient)
         self._instance_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self._locks_lock = threading.Lock()
+        # Object calls of work that starts on a driver thread (lifecycle events) go
+        # where the service's go: captured in init_host.
+        self._indirection_api: Any = None
         if CONF.update_resources_interval:
             self.set_spacing('update_available_resource', CONF.update_resources_interval)
+        self.set_spacing('sync_power_states', CONF.compute.sync_power_state_interval)
 
     def instance_lock(self, instance_uuid: str) -> threading.Lock:
         """The lock that serialises all work on one instance on this host."""
@@ -58,6 +62,8 @@ class ComputeManager(manager.Manager):
         for nodename in self.driver.get_available_nodes():
             self.rt.update_available_resource(context, nodename)
         build.recover_interrupted_builds(self, context)
+        self._indirection_api = obj_base.current_indirection_api()
+        self.driver.register_event_listener(self.handle_lifecycle_event)
 
     def cleanup_host(self) -> None:
         self.driver.cleanup_host(self.host)
@@ -76,6 +82,26 @@ class ComputeManager(manager.Manager):
         build is working on (the build message, or the work, was lost)."""
         if CONF.compute.build_timeout:
             build.fail_stale_builds(self, context, CONF.compute.build_timeout)
+
+    @periodic_task.periodic_task(spacing=600, run_immediately=False)
+    def sync_power_states(self, context: Any) -> None:
+        """Align the recorded power state of this host's instances with their guests
+        (what lifecycle events missed)."""
+        power_sync.sync_power_states(self, context)
+
+    def handle_lifecycle_event(self, instance_uuid: str, event: str) -> None:
+        """A guest changed power state (``event``: started, stopped, paused, resumed,
+        suspended). Called on the driver's event thread: the work runs on a thread of
+        its own, under the instance lock, so a guest that stops on its own is seen as
+        stopped at once."""
+        with obj_base.indirection(self._indirection_api):
+            utils.spawn(self._locked_lifecycle_event, instance_uuid, event)
+
+    def _locked_lifecycle_event(self, instance_uuid: str, event: str) -> None:
+        from novalite import context as nl_context
+        with self.instance_lock(instance_uuid):
+            power_sync.handle_lifecycle_event(self, nl_context.get_admin_context(),
+                                              instance_uuid, event)
 
     # -- RPC endpoints -----------------------------------------------------------------
 

@@ -27,6 +27,7 @@ class ResourceTracker:
         self.reportclient = reportclient
         self.compute_nodes: dict[str, Any] = {}
         self.provider_tree = ProviderTree()
+        self._pushed_traits: dict[str, set[str]] = {}
         # instance uuid -> (nodename, Usage)
         self.tracked: dict[str, tuple[str, claims.Usage]] = {}
         self._lock = threading.RLock()
@@ -101,6 +102,10 @@ class ResourceTracker:
             self.driver.update_provider_tree(self.provider_tree, node.hypervisor_hostname)
             data = self.provider_tree.data(node.hypervisor_hostname)
             self.reportclient.set_inventory_for_provider(context, data.uuid, data.inventory)
+            if data.traits != self._pushed_traits.get(data.uuid):
+                self.reportclient.set_traits_for_provider(context, data.uuid,
+                                                          sorted(data.traits))
+                self._pushed_traits[data.uuid] = set(data.traits)
 
     # -- claims ------------------------------------------------------------------------
 

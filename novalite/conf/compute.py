@@ -38,6 +38,10 @@ default_opts = [
 ]
 
 compute_opts = [
+    cfg.IntOpt('sync_power_state_interval', default=600,
+               help='Seconds between two runs of sync_power_states, which aligns the '
+                    'recorded power state of instances with their guests; a negative '
+                    'value disables it.'),
     cfg.IntOpt('build_timeout', default=0, min=0,
                help='Seconds a build may take before it fails; 0 disables.'),
 ]

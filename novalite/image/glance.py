@@ -1,4 +1,4 @@
-"""A small Glance v2 client: look up image metadata (download comes with libvirt).
+"""A small Glance v2 client: image metadata, and image data streamed to a file.
 
 Built from the ``[glance]`` keystoneauth options. For a keystone-less Glance, set
 ``[glance] endpoint_override`` and leave ``auth_type`` unset: requests then carry the
@@ -7,9 +7,14 @@ unauthenticated ``context`` middleware reads.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 import threading
+from collections.abc import Callable
 from typing import Any
 
+import requests
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
@@ -66,11 +71,77 @@ class API:
         :raises ImageNotFound: no such image, or not visible to the caller.
         :raises GlanceConnectionFailed: Glance could not be reached.
         """
+        resp = self._request(context, image_id, '/v2/images/%s' % image_id)
+        return resp.json()
+
+    def download(self, context: Any, image_id: str, dst_path: str,
+                 image: dict[str, Any] | None = None) -> None:
+        """Stream the image's data into ``dst_path``, which appears only once complete
+        and verified (written to a temporary file beside it, then renamed).
+
+        :param image: the image's metadata if the caller has it already; its ``size``
+            and hash (``os_hash_algo``/``os_hash_value``, else the MD5 ``checksum``)
+            are checked against the data.
+        :raises ImageNotFound: no such image, or not visible to the caller.
+        :raises ImageServiceError: no data, or data that does not match the metadata.
+        :raises GlanceConnectionFailed: Glance could not be reached.
+        """
+        image = image if image is not None else self.get(context, image_id)
+        directory = os.path.dirname(os.path.abspath(dst_path))
+        attempts = CONF.glance.num_retries + 1
+        for attempt in range(attempts):
+            fd, tmp_path = tempfile.mkstemp(prefix='.%s.' % os.path.basename(dst_path),
+                                            suffix='.part', dir=directory)
+            try:
+                with os.fdopen(fd, 'wb') as dst:
+                    size, digests = self._stream(context, image_id, image, dst.write)
+                    dst.flush()
+                    os.fsync(dst.fileno())
+                _verify(image_id, image, size, digests)
+                os.replace(tmp_path, dst_path)
+                return
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+                # The connection broke in the middle of the data: start again.
+                if attempt + 1 >= attempts:
+                    raise exception.GlanceConnectionFailed(
+                        server=CONF.glance.endpoint_override or 'image service',
+                        reason=str(exc)) from exc
+                LOG.warning('Download of image %s broke off (%s); retrying', image_id, exc)
+            finally:
+                if os.path.exists(tmp_path):
+                    os.unlink(tmp_path)
+
+    def _stream(self, context: Any, image_id: str, image: dict[str, Any],
+                write: Callable[[bytes], Any]) -> tuple[int, dict[str, Any]]:
+        digests = {'md5': hashlib.md5(usedforsecurity=False)}
+        if image.get('os_hash_algo') and image.get('os_hash_value'):
+            digests[image['os_hash_algo']] = hashlib.new(image['os_hash_algo'])
+        resp = self._request(context, image_id, '/v2/images/%s/file' % image_id, stream=True)
+        try:
+            if resp.status_code == 204:
+                raise exception.ImageServiceError(
+                    reason='image %s has no data' % image_id)
+            size = 0
+            for chunk in resp.iter_content(chunk_size=256 * 1024):
+                write(chunk)
+                size += len(chunk)
+                for digest in digests.values():
+                    digest.update(chunk)
+        finally:
+            resp.close()
+        return size, digests
+
+    def _request(self, context: Any, image_id: str, path: str,
+                 stream: bool = False) -> Any:
+        """GET ``path``, retrying connection failures and 5xx ``[glance] num_retries``
+        times; returns the 200/204 response."""
+        headers = self._headers(context)
+        if stream:
+            headers['Accept'] = 'application/octet-stream'
         attempts = CONF.glance.num_retries + 1
         for attempt in range(attempts):
             try:
-                resp = _adapter().get('/v2/images/%s' % image_id,
-                                      headers=self._headers(context), raise_exc=False)
+                resp = _adapter().get(path, headers=headers, raise_exc=False, stream=stream)
             except (ks_exc.ConnectFailure, ks_exc.ConnectTimeout, ks_exc.DiscoveryFailure,
                     ks_exc.EndpointNotFound) as exc:
                 if attempt + 1 < attempts:
@@ -78,12 +149,32 @@ class API:
                 raise exception.GlanceConnectionFailed(
                     server=CONF.glance.endpoint_override or 'image service',
                     reason=str(exc)) from exc
-            if resp.status_code == 200:
-                return resp.json()
+            if resp.status_code in (200, 204):
+                return resp
+            resp.close()
             if resp.status_code in (403, 404):
                 raise exception.ImageNotFound(image_id=image_id)
             if resp.status_code >= 500 and attempt + 1 < attempts:
                 continue
             raise exception.ImageServiceError(
-                reason='GET /v2/images/%s answered %s' % (image_id, resp.status_code))
+                reason='GET %s answered %s' % (path, resp.status_code))
         raise AssertionError('unreachable')
+
+
+def _verify(image_id: str, image: dict[str, Any], size: int, digests: dict[str, Any]) -> None:
+    """Refuse data whose size or hash differs from what Glance recorded."""
+    expected_size = image.get('size')
+    if expected_size is not None and int(expected_size) != size:
+        raise exception.ImageServiceError(
+            reason='image %s: got %d bytes, Glance says %s' % (image_id, size, expected_size))
+    algo = image.get('os_hash_algo')
+    if algo and image.get('os_hash_value'):
+        expected, actual = image['os_hash_value'], digests[algo].hexdigest()
+    elif image.get('checksum'):
+        algo, expected, actual = 'md5', image['checksum'], digests['md5'].hexdigest()
+    else:
+        return
+    if expected != actual:
+        raise exception.ImageServiceError(
+            reason='image %s: %s of the data is %s, Glance says %s'
+            % (image_id, algo, actual, expected))

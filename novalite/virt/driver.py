@@ -118,6 +118,36 @@ class ComputeDriver:
         """Power state of the guest; ``InstanceNotFound`` when the hypervisor lacks it."""
         raise NotImplementedError()
 
+    def register_event_listener(self, callback: Any) -> None:
+        """Call ``callback(instance_uuid, event)`` when a guest changes state on its own
+        (drivers without lifecycle events ignore it)."""
+
+    def reboot(self, context: Any, instance: Any, network_info: Any = None,
+               reboot_type: str = 'SOFT', block_device_info: Any = None) -> None:
+        """SOFT: a clean restart, falling back to HARD; HARD: power cycle."""
+        raise NotImplementedError()
+
+    def power_off(self, instance: Any, timeout: int = 0, retry_interval: int = 0) -> None:
+        """Stop the guest, cleanly within ``timeout`` seconds when it is > 0."""
+        raise NotImplementedError()
+
+    def power_on(self, context: Any, instance: Any, network_info: Any = None,
+                 block_device_info: Any = None) -> None:
+        raise NotImplementedError()
+
+    def pause(self, instance: Any) -> None:
+        raise NotImplementedError()
+
+    def unpause(self, instance: Any) -> None:
+        raise NotImplementedError()
+
+    def suspend(self, context: Any, instance: Any) -> None:
+        raise NotImplementedError()
+
+    def resume(self, context: Any, instance: Any, network_info: Any = None,
+               block_device_info: Any = None) -> None:
+        raise NotImplementedError()
+
     def get_console_output(self, context: Any, instance: Any) -> str:
         raise exception.NovaliteException('Console output is not supported by this driver')
 

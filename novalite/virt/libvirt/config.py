@@ -1,0 +1,157 @@
+"""The libvirt domain XML of an instance, built from the instance and its flavor."""
+from __future__ import annotations
+
+import dataclasses
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from oslo_utils import timeutils
+
+# The namespace of novalite's <metadata> element (Nova writes the same shape under
+# http://openstack.org/xmlns/libvirt/nova/1.1): who owns the guest, from which flavor.
+NAMESPACE = 'http://novalite.org/xmlns/libvirt/novalite/1.0'
+PREFIX = 'novalite'
+VERSION = '0.1.0'
+
+ET.register_namespace(PREFIX, NAMESPACE)
+
+
+def _q(tag: str) -> str:
+    return '{%s}%s' % (NAMESPACE, tag)
+
+
+@dataclasses.dataclass
+class GuestDisk:
+    path: str
+    format: str
+    target_dev: str
+    bus: str = 'virtio'
+
+
+@dataclasses.dataclass
+class GuestMetadata:
+    """What <metadata> says about the guest."""
+
+    display_name: str
+    flavor: dict[str, Any]
+    user_id: str | None
+    project_id: str | None
+    image_id: str | None
+    creation_time: str = ''
+
+    def to_element(self) -> ET.Element:
+        root = ET.Element(_q('instance'))
+        ET.SubElement(root, _q('package'), version=VERSION)
+        ET.SubElement(root, _q('name')).text = self.display_name
+        ET.SubElement(root, _q('creationTime')).text = self.creation_time
+        flavor = ET.SubElement(root, _q('flavor'), name=str(self.flavor.get('name', '')))
+        for key in ('memory', 'disk', 'swap', 'ephemeral', 'vcpus'):
+            ET.SubElement(flavor, _q(key)).text = str(self.flavor.get(key, 0))
+        owner = ET.SubElement(root, _q('owner'))
+        ET.SubElement(owner, _q('user'), uuid=self.user_id or '')
+        ET.SubElement(owner, _q('project'), uuid=self.project_id or '')
+        if self.image_id:
+            ET.SubElement(root, _q('root'), type='image', uuid=self.image_id)
+        return root
+
+
+@dataclasses.dataclass
+class GuestConfig:
+    """One libvirt domain; ``to_xml()`` gives what ``defineXML`` takes."""
+
+    virt_type: str
+    name: str
+    uuid: str
+    memory_kib: int
+    vcpus: int
+    metadata: GuestMetadata
+    disks: list[GuestDisk] = dataclasses.field(default_factory=list)
+    console_log: str | None = None
+    kernel: str | None = None
+    initrd: str | None = None
+    cmdline: str | None = None
+
+    def to_xml(self) -> str:
+        domain = ET.Element('domain', type=self.virt_type)
+        ET.SubElement(domain, 'name').text = self.name
+        ET.SubElement(domain, 'uuid').text = self.uuid
+        ET.SubElement(domain, 'metadata').append(self.metadata.to_element())
+        ET.SubElement(domain, 'memory', unit='KiB').text = str(self.memory_kib)
+        ET.SubElement(domain, 'vcpu').text = str(self.vcpus)
+        domain.append(self._os())
+        features = ET.SubElement(domain, 'features')
+        # Without ACPI a guest cannot be shut down cleanly (soft reboot, power off).
+        ET.SubElement(features, 'acpi')
+        ET.SubElement(features, 'apic')
+        ET.SubElement(domain, 'clock', offset='utc')
+        for event, action in (('on_poweroff', 'destroy'), ('on_reboot', 'restart'),
+                              ('on_crash', 'destroy')):
+            ET.SubElement(domain, event).text = action
+        devices = ET.SubElement(domain, 'devices')
+        for disk in self.disks:
+            devices.append(self._disk(disk))
+        if self.console_log:
+            serial = ET.SubElement(devices, 'serial', type='file')
+            ET.SubElement(serial, 'source', path=self.console_log)
+            ET.SubElement(serial, 'target', port='0')
+        ET.indent(domain)
+        return ET.tostring(domain, encoding='unicode')
+
+    def _os(self) -> ET.Element:
+        os_el = ET.Element('os')
+        ET.SubElement(os_el, 'type').text = 'hvm'
+        if self.kernel:
+            ET.SubElement(os_el, 'kernel').text = self.kernel
+            if self.initrd:
+                ET.SubElement(os_el, 'initrd').text = self.initrd
+            if self.cmdline:
+                ET.SubElement(os_el, 'cmdline').text = self.cmdline
+        else:
+            ET.SubElement(os_el, 'boot', dev='hd')
+        return os_el
+
+    @staticmethod
+    def _disk(disk: GuestDisk) -> ET.Element:
+        element = ET.Element('disk', type='file', device='disk')
+        ET.SubElement(element, 'driver', name='qemu', type=disk.format)
+        ET.SubElement(element, 'source', file=disk.path)
+        ET.SubElement(element, 'target', dev=disk.target_dev, bus=disk.bus)
+        return element
+
+
+def guest_config(instance: Any, virt_type: str, disks: list[GuestDisk],
+                 console_log: str | None, image_meta: Any = None,
+                 kernel: str | None = None, initrd: str | None = None) -> GuestConfig:
+    """The domain of ``instance``: named ``instance.name``, sized by its flavor."""
+    flavor = instance.flavor
+    properties = (getattr(image_meta, 'properties', None) or {}) if image_meta else {}
+    cmdline = None
+    if kernel:
+        cmdline = properties.get('os_command_line') or 'root=/dev/vda console=ttyS0'
+    metadata = GuestMetadata(
+        display_name=instance.display_name or '',
+        flavor={'name': flavor.name, 'memory': flavor.memory_mb, 'disk': flavor.root_gb,
+                'swap': flavor.swap, 'ephemeral': flavor.ephemeral_gb,
+                'vcpus': flavor.vcpus},
+        user_id=instance.user_id, project_id=instance.project_id,
+        image_id=instance.image_ref or None,
+        creation_time=timeutils.utcnow().strftime('%Y-%m-%d %H:%M:%S'))
+    return GuestConfig(virt_type=virt_type, name=instance.name, uuid=instance.uuid,
+                       memory_kib=flavor.memory_mb * 1024, vcpus=flavor.vcpus,
+                       metadata=metadata, disks=disks, console_log=console_log,
+                       kernel=kernel, initrd=initrd, cmdline=cmdline)
+
+
+def metadata_of(xml: str) -> dict[str, Any]:
+    """Parse a domain's novalite metadata back (empty when the domain is not ours)."""
+    domain = ET.fromstring(xml)
+    element = domain.find('metadata/' + _q('instance'))
+    if element is None:
+        return {}
+    flavor = element.find(_q('flavor'))
+    return {
+        'name': element.findtext(_q('name')),
+        'flavor': flavor.get('name') if flavor is not None else None,
+        'project_id': element.find(_q('owner') + '/' + _q('project')).get('uuid'),
+        'user_id': element.find(_q('owner') + '/' + _q('user')).get('uuid'),
+    }

@@ -1,0 +1,295 @@
+"""LibvirtDriver: the compute driver on libvirt (KVM, QEMU/TCG, or the test driver).
+
+It orchestrates: ``host`` owns the connection and events, ``guest`` wraps a domain,
+``config`` writes the domain XML, ``imagebackend`` makes disks, and the image cache
+downloads each image once per host. Where the test driver (``test:///``) lacks a call,
+the driver says so in the log and does without.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any
+
+import libvirt
+from oslo_log import log as logging
+
+from novalite import concurrency, exception
+from novalite.compute import power_state
+from novalite.conf import CONF
+from novalite.virt import driver, hardware, imagecache
+from novalite.virt.libvirt import config, imagebackend
+from novalite.virt.libvirt import host as libvirt_host
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_URIS = {'kvm': 'qemu:///system', 'qemu': 'qemu:///system', 'test': 'test:///default'}
+# How long spawn/power_on/resume wait for a started domain to report running.
+START_TIMEOUT = 30
+# The console log is returned from its end, at most this many bytes (as Nova does).
+MAX_CONSOLE_BYTES = 100 * 1024
+GiB = 1024 ** 3
+
+
+class LibvirtDriver(driver.ComputeDriver):
+    """:param connection_uri: overrides ``[libvirt] connection_uri`` (one simulated
+        host per node XML in tests).
+    :param instances_path: overrides ``[DEFAULT] instances_path``.
+    :param image_api: the Glance client the image cache downloads with.
+    """
+
+    capabilities = dict(driver.ComputeDriver.capabilities, supports_reboot=True,
+                        supports_pause=True, supports_suspend=True,
+                        supports_console_output=True)
+
+    def __init__(self, virtapi: Any = None, connection_uri: str | None = None,
+                 instances_path: str | None = None, image_api: Any = None) -> None:
+        super().__init__(virtapi)
+        self.virt_type = CONF.libvirt.virt_type
+        self.uri = (connection_uri or CONF.libvirt.connection_uri
+                    or DEFAULT_URIS[self.virt_type])
+        self.instances_path = instances_path or CONF.instances_path
+        self.host = libvirt_host.Host(self.uri, self._handle_event)
+        self.image_cache = imagecache.ImageCache(self.instances_path, image_api)
+        self.image_backend = imagebackend.Backend(CONF.libvirt.images_type, self.virt_type)
+        self._nodename: str | None = None
+        self._event_listener: Any = None
+
+    # -- host ----------------------------------------------------------------------------
+
+    def init_host(self, host: str) -> None:
+        if concurrency.choose() == 'eventlet':
+            LOG.warning('libvirt calls block: under the eventlet backend they stall every '
+                        'green thread; run novalite-compute with concurrency_backend = '
+                        'threading')
+        os.makedirs(self.instances_path, exist_ok=True)
+        self.host.initialize()
+        hv_type = self.host.get_connection().getType()
+        if (hv_type == 'TEST') != (self.virt_type == 'test'):
+            raise exception.HypervisorUnavailable(
+                host=self.uri, reason='virt_type %s does not match the %s hypervisor'
+                % (self.virt_type, hv_type))
+        # Simulated hosts share the machine's hostname: name their node after the
+        # service host, so that each is a provider of its own in Placement.
+        self._nodename = host if self.host.is_test else self.host.hostname()
+        LOG.info('libvirt driver on %s (%s), node %s, instances in %s', self.uri, hv_type,
+                 self._nodename, self.instances_path)
+        if self.host.is_test:
+            LOG.info('libvirt test driver: used memory is counted from the running domains '
+                     '(it reports no free memory for a node file); guests write no console '
+                     'log; disks are created but never read')
+
+    def cleanup_host(self, host: str) -> None:
+        self.host.close()
+
+    def register_event_listener(self, callback: Any) -> None:
+        """``callback(instance_uuid, event)`` for each guest lifecycle event (one of the
+        ``host.EVENT_*`` names)."""
+        self._event_listener = callback
+
+    def _handle_event(self, instance_uuid: str, event: str) -> None:
+        LOG.debug('Lifecycle event %s of %s', event, instance_uuid)
+        if self._event_listener is not None:
+            self._event_listener(instance_uuid, event)
+
+    def get_available_nodes(self, refresh: bool = False) -> list[str]:
+        return [self._nodename or CONF.host]
+
+    def get_available_resource(self, nodename: str) -> dict[str, Any]:
+        info = self.host.get_info()
+        running = [g.resources() for g in self.host.list_guests(only_running=True)]
+        memory_mb = info[1]
+        if self.host.is_test:
+            # The test driver reports no free memory for a custom node: count what the
+            # running domains were given instead.
+            memory_used = sum(mem for _vcpus, mem in running)
+        else:
+            memory_used = memory_mb - self.host.get_connection().getFreeMemory() // 2 ** 20
+        disk = os.statvfs(self.instances_path)
+        disk_total = disk.f_frsize * disk.f_blocks // GiB
+        disk_free = disk.f_frsize * disk.f_bavail // GiB
+        conn = self.host.get_connection()
+        return {
+            'vcpus': info[2], 'memory_mb': memory_mb, 'local_gb': disk_total,
+            'vcpus_used': sum(vcpus for vcpus, _mem in running),
+            'memory_mb_used': memory_used, 'local_gb_used': disk_total - disk_free,
+            'hypervisor_type': conn.getType(), 'hypervisor_version': conn.getVersion(),
+            'hypervisor_hostname': nodename,
+            'cpu_info': json.dumps(self.host.cpu_info()),
+            'disk_available_least': disk_free,
+        }
+
+    def update_provider_tree(self, provider_tree: Any, nodename: str) -> None:
+        resources = self.get_available_resource(nodename)
+        provider_tree.update_inventory(nodename, driver.standard_inventory(resources))
+        features = json.loads(resources['cpu_info']).get('features', [])
+        cpu = libvirt_host.cpu_traits(features)
+        if not cpu:
+            LOG.debug('%s reports no CPU features that map to traits', self.uri)
+        # Traits other than the CPU's (an operator's custom ones) stay as they are.
+        others = {t for t in provider_tree.data(nodename).traits
+                  if not t.startswith('HW_CPU_X86_')}
+        provider_tree.update_traits(nodename, others | cpu)
+
+    # -- instances -----------------------------------------------------------------------
+
+    def list_instance_uuids(self) -> list[str]:
+        return [guest.uuid for guest in self.host.list_guests()]
+
+    def instance_exists(self, instance: Any) -> bool:
+        try:
+            self.host.get_guest(instance.uuid)
+        except exception.InstanceNotFound:
+            return False
+        return True
+
+    def instance_dir(self, instance: Any) -> str:
+        return os.path.join(self.instances_path, instance.uuid)
+
+    def spawn(self, context: Any, instance: Any, image_meta: Any, injected_files: list,
+              admin_password: str | None, allocations: dict, network_info: Any = None,
+              block_device_info: Any = None) -> None:
+        directory = self.instance_dir(instance)
+        os.makedirs(directory, exist_ok=True)
+        disks, kernel, initrd = self._create_disks(context, instance, image_meta, directory)
+        xml = config.guest_config(
+            instance, self.virt_type, disks, os.path.join(directory, 'console.log'),
+            image_meta=image_meta, kernel=kernel, initrd=initrd).to_xml()
+        guest = self.host.define(xml)
+        guest.launch()
+        self._wait_running(guest)
+        LOG.info('Guest %s of instance %s is running', guest.name, instance.uuid)
+
+    def _create_disks(self, context: Any, instance: Any, image_meta: Any,
+                      directory: str) -> tuple[list[config.GuestDisk], str | None, str | None]:
+        flavor = instance.flavor
+        disks: list[config.GuestDisk] = []
+        if image_meta is not None and image_meta.obj_attr_is_set('id') and image_meta.id:
+            base = self.image_cache.fetch(context, image_meta.id)
+            root = self.image_backend.create_root(
+                base, image_meta.disk_format, os.path.join(directory, 'disk'),
+                flavor.root_gb)
+        else:
+            root = self.image_backend.create_blank(os.path.join(directory, 'disk'),
+                                                   flavor.root_gb)
+        disks.append(config.GuestDisk(root.path, root.format, 'vda'))
+        if flavor.ephemeral_gb:
+            eph = self.image_backend.create_blank(os.path.join(directory, 'disk.eph0'),
+                                                  flavor.ephemeral_gb)
+            disks.append(config.GuestDisk(eph.path, eph.format, 'vdb'))
+        # AMI-style images boot a kernel and ramdisk of their own, named by properties.
+        properties = (image_meta.properties or {}) if image_meta is not None else {}
+        kernel = self._copy_image(context, properties.get('kernel_id'), directory, 'kernel')
+        initrd = self._copy_image(context, properties.get('ramdisk_id'), directory,
+                                  'ramdisk')
+        return disks, kernel, initrd
+
+    def _copy_image(self, context: Any, image_id: str | None, directory: str,
+                    name: str) -> str | None:
+        if not image_id:
+            return None
+        path = os.path.join(directory, name)
+        shutil.copyfile(self.image_cache.fetch(context, image_id), path)
+        return path
+
+    @staticmethod
+    def _wait_running(guest: Any) -> None:
+        if not guest.wait_for_state((power_state.RUNNING,), START_TIMEOUT):
+            raise exception.NovaliteException(
+                'Guest %s is not running %ds after it was started'
+                % (guest.uuid, START_TIMEOUT))
+
+    def destroy(self, context: Any, instance: Any, network_info: Any = None,
+                block_device_info: Any = None, destroy_disks: bool = True) -> None:
+        try:
+            guest = self.host.get_guest(instance.uuid)
+        except exception.InstanceNotFound:
+            LOG.debug('Instance %s has no domain to destroy', instance.uuid)
+        else:
+            guest.poweroff()
+            try:
+                guest.undefine()
+            except libvirt.libvirtError as exc:
+                if exc.get_error_code() != libvirt.VIR_ERR_NO_DOMAIN:
+                    raise
+        if destroy_disks:
+            shutil.rmtree(self.instance_dir(instance), ignore_errors=True)
+
+    def get_info(self, instance: Any) -> hardware.InstanceInfo:
+        return self.host.get_guest(instance.uuid).get_info()
+
+    def get_console_output(self, context: Any, instance: Any) -> str:
+        path = os.path.join(self.instance_dir(instance), 'console.log')
+        if not os.path.exists(path):
+            if self.host.is_test:
+                LOG.debug('The test driver writes no console log for %s', instance.uuid)
+            return ''
+        with open(path, 'rb') as log:
+            log.seek(max(0, os.path.getsize(path) - MAX_CONSOLE_BYTES))
+            return log.read().decode('utf-8', errors='replace')
+
+    # -- power -----------------------------------------------------------------------------
+
+    def reboot(self, context: Any, instance: Any, network_info: Any = None,
+               reboot_type: str = 'SOFT', block_device_info: Any = None) -> None:
+        """SOFT: shut down cleanly and start again, else (timeout) a HARD reboot;
+        HARD: stop at once and start again."""
+        guest = self.host.get_guest(instance.uuid)
+        if reboot_type == 'SOFT':
+            if self._clean_shutdown(guest, CONF.libvirt.wait_soft_reboot_seconds):
+                guest.launch()
+                self._wait_running(guest)
+                LOG.info('Instance %s soft rebooted', instance.uuid)
+                return
+            LOG.warning('Instance %s did not shut down within %ds; rebooting it hard',
+                        instance.uuid, CONF.libvirt.wait_soft_reboot_seconds)
+        guest.poweroff()
+        guest.launch()
+        self._wait_running(guest)
+        LOG.info('Instance %s hard rebooted', instance.uuid)
+
+    @staticmethod
+    def _clean_shutdown(guest: Any, timeout: int) -> bool:
+        """Ask the guest to shut down; True once it is off within ``timeout`` seconds."""
+        if not guest.is_active():
+            return True
+        if timeout <= 0:
+            return False
+        try:
+            guest.shutdown()
+        except libvirt.libvirtError as exc:
+            LOG.warning('Guest %s refused a clean shutdown: %s', guest.uuid,
+                        exc.get_error_message())
+            return False
+        return guest.wait_for_state((power_state.SHUTDOWN, power_state.CRASHED), timeout)
+
+    def power_off(self, instance: Any, timeout: int = 0, retry_interval: int = 0) -> None:
+        """Stop the guest: cleanly within ``timeout`` seconds if given, else at once."""
+        guest = self.host.get_guest(instance.uuid)
+        if timeout and self._clean_shutdown(guest, timeout):
+            return
+        guest.poweroff()
+
+    def power_on(self, context: Any, instance: Any, network_info: Any = None,
+                 block_device_info: Any = None) -> None:
+        guest = self.host.get_guest(instance.uuid)
+        if not guest.is_active():
+            guest.launch()
+        self._wait_running(guest)
+
+    def pause(self, instance: Any) -> None:
+        self.host.get_guest(instance.uuid).pause()
+
+    def unpause(self, instance: Any) -> None:
+        self.host.get_guest(instance.uuid).resume()
+
+    def suspend(self, context: Any, instance: Any) -> None:
+        """Save the guest's memory to disk and stop it (libvirt managed save)."""
+        self.host.get_guest(instance.uuid).save()
+
+    def resume(self, context: Any, instance: Any, network_info: Any = None,
+               block_device_info: Any = None) -> None:
+        guest = self.host.get_guest(instance.uuid)
+        guest.launch()
+        self._wait_running(guest)
