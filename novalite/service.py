@@ -89,6 +89,9 @@ class Service(os_service.Service):
 
     def start(self) -> None:
         context = nl_context.get_admin_context()
+        if hasattr(self.indirection_api, 'wait_until_ready'):
+            # Compute's first object call must not go to a conductor that is not there.
+            self.indirection_api.wait_until_ready(context)
         self._call(self._register, context)
         self._call(self.manager.init_host)
         endpoints = [self.manager] + list(getattr(self.manager, 'additional_endpoints', []))

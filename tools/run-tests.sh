@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The test suite: lint (ruff), then unit and functional tests. Extra arguments go to pytest.
-# Needs tools/setup.sh first. MariaDB (127.0.0.1:3306, root) and PostgreSQL
-# (127.0.0.1:5432, postgres, trust) must be running for the migration tests.
+# The test suite: lint (ruff), unit and functional tests, then the devstack-style tests.
+# Extra arguments go to pytest. Needs tools/setup.sh first. MariaDB (127.0.0.1:3306, root)
+# and PostgreSQL (127.0.0.1:5432, postgres, trust) must be running for the migration and
+# devstack tests, RabbitMQ (127.0.0.1:5672, guest, rabbitmqctl on PATH) for the devstack
+# tests. NOVALITE_SKIP_DEVSTACK=1 leaves the devstack tests out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/ruff check novalite tests
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/functional "$@"
+if [ -z "${NOVALITE_SKIP_DEVSTACK:-}" ]; then
+    .venv/bin/python -m pytest -q -p no:cacheprovider tests/devstack "$@"
+fi

@@ -129,7 +129,7 @@ class GlanceProcess:
             try:
                 requests.get(self.url + '/v2/images', timeout=2)
                 return self.url
-            except (requests.ConnectionError, requests.Timeout):
+            except requests.RequestException:
                 time.sleep(0.05)
         self.stop()
         raise RuntimeError('Glance did not answer on %s within %ss' % (self.url, timeout))

@@ -46,6 +46,10 @@ class ConductorManager(manager.Manager):
                 return cls
         return classes[0]
 
+    def ping(self, context: Any, arg: Any) -> Any:
+        """Answer ``arg``: services call this to wait until a conductor is up."""
+        return arg
+
     # Object methods raise NotFound and the like as answers, not as conductor faults.
     @messaging.expected_exceptions(exception.NovaliteException)
     def object_class_action_versions(self, context: Any, objname: str, objmethod: str,

@@ -4,9 +4,12 @@ from __future__ import annotations
 from typing import Any
 
 import oslo_messaging as messaging
+from oslo_log import log as logging
 
 from novalite import rpc
 from novalite.objects import base as objects_base
+
+LOG = logging.getLogger(__name__)
 
 RPC_TOPIC = 'conductor'
 
@@ -16,13 +19,28 @@ class ConductorAPI:
 
     API version history:
 
-    * 1.0 - object_class_action_versions, object_action, object_backport_versions
+    * 1.0 - object_class_action_versions, object_action, object_backport_versions, ping
     """
 
     VERSION = '1.0'
 
     def __init__(self) -> None:
         self.client = rpc.get_client(messaging.Target(topic=RPC_TOPIC, version='1.0'))
+
+    def wait_until_ready(self, context: Any, attempt_timeout: int = 5) -> None:
+        """Block until a conductor answers. A call to a topic nobody consumes yet is
+        dropped by the broker and would wait the whole rpc_response_timeout."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                self.client.prepare(timeout=attempt_timeout).call(context, 'ping',
+                                                                   arg='ready')
+                if attempt > 1:
+                    LOG.info('The conductor answered after %d attempts', attempt)
+                return
+            except messaging.MessagingTimeout:
+                LOG.warning('Waiting for a conductor to answer (attempt %d)', attempt)
 
     def object_class_action_versions(self, context: Any, objname: str, objmethod: str,
                                      object_versions: dict, args: tuple, kwargs: dict) -> Any:

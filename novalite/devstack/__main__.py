@@ -1,0 +1,69 @@
+"""``python -m novalite.devstack up|down --state-dir DIR``: the stack by hand.
+
+``up`` prints the clouds.yaml path and stays in the foreground until SIGINT or SIGTERM,
+then tears everything down; ``down`` removes a stack whose ``up`` was killed.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from novalite.devstack import stack as devstack
+from novalite.devstack import teardown
+
+
+def _up(args: argparse.Namespace) -> int:
+    conf = {'DEFAULT': {'concurrency_backend': args.concurrency}}
+    stack = devstack.Stack(args.state_dir, backend=args.db, conf=conf,
+                           computes=tuple(args.compute))
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stack.up()
+    print('novalite devstack up in %.1f s (%s, vhost %s)'
+          % (stack.timings['up'], args.db, stack.name))
+    print('Compute API: %s  Placement: %s  Glance: %s'
+          % (stack.api_url, stack.placement.url, stack.glance_url))
+    print('clouds.yaml: %s' % stack.clouds_yaml)
+    print('  export OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=novalite' % stack.clouds_yaml)
+    print('  openstack server create --image %s --flavor m1.nano --nic none --wait vm1'
+          % devstack.IMAGE_NAME)
+    print('logs: %s   (Ctrl-C tears the stack down)' % stack.log_dir, flush=True)
+    while not stop.wait(1):
+        dead = [n for n, d in stack.daemons.items() if not d.running()]
+        if dead:
+            print('exited: %s (see the logs); still running the rest' % ', '.join(dead),
+                  flush=True)
+            stop.wait()
+    left = stack.down(check=False)
+    print('torn down in %.1f s%s' % (stack.timings['down'],
+                                     '; LEFT BEHIND: %s' % left if left else ''))
+    return 1 if left else 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    left = teardown.down_from_record(args.state_dir)
+    for item in left:
+        print('left behind: %s' % item)
+    return 1 if left else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog='python -m novalite.devstack', description=__doc__)
+    parser.add_argument('action', choices=['up', 'down'])
+    parser.add_argument('--state-dir', required=True,
+                        help='Folder for configs, logs and the record of what was made.')
+    parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
+    parser.add_argument('--concurrency', choices=['threading', 'eventlet'],
+                        default='threading')
+    parser.add_argument('--compute', action='append', default=None,
+                        help='A compute host name (repeat it; default hostA and hostB).')
+    args = parser.parse_args(argv)
+    args.compute = args.compute or ['hostA', 'hostB']
+    return _up(args) if args.action == 'up' else _down(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,387 @@
+"""The devstack-style stack: real Placement, real Glance, RabbitMQ, MariaDB or PostgreSQL,
+and each novalite daemon a process of its own started from its systemd unit's command line.
+
+Everything a run creates is named ``<name>...`` (``nlds_<random>`` unless given) and written
+down in ``<state_dir>/stack.json`` as soon as it exists, so ``down`` -- from this process or
+from ``python -m novalite.devstack down`` in another shell -- removes exactly that, also
+after a start-up that failed half-way.
+"""
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from typing import Any
+
+import requests
+import sqlalchemy as sa
+
+from novalite.allinone import glance as glance_process
+from novalite.devstack import backends, config, process
+from novalite.devstack.placement import PlacementProcess
+from novalite.devstack.teardown import leftovers, teardown
+
+PREFIX = 'nlds_'
+UNIT_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', 'etc',
+                                        'systemd'))
+TOKEN = 'admin:admin'
+IMAGE_NAME = 'cirros-tiny'
+# A few KiB stand in for the image: the fake driver never reads it.
+IMAGE_DATA = b'novalite devstack image\n' * 256
+FLAVORS = (('m1.nano', 1, 128, 1), ('m1.tiny', 1, 512, 1))
+CONTROLLER_DAEMONS = ('conductor', 'scheduler')
+
+
+class Stack:
+    """One stack under ``state_dir``; ``up()`` starts it, ``down()`` removes all of it.
+
+    :param backend: ``mysql`` (MariaDB) or ``postgresql``
+    :param computes: the compute host names, one novalite-compute process each
+    :param conf: extra options for every daemon (``{'DEFAULT': {...}}``)
+    :param host_conf: extra options per daemon name (``api``, ``conductor``,
+        ``scheduler``, ``compute-<host>``)
+    """
+
+    def __init__(self, state_dir: str, backend: str = 'mysql',
+                 computes: tuple[str, ...] = ('hostA', 'hostB'),
+                 conf: config.Sections | None = None,
+                 host_conf: dict[str, config.Sections] | None = None,
+                 name: str | None = None, bin_dir: str | None = None) -> None:
+        if backend not in backends.SERVER_URLS:
+            raise ValueError('backend must be one of %s' % ', '.join(backends.SERVER_URLS))
+        self.state_dir = os.path.abspath(state_dir)
+        self.backend = backend
+        self.computes = computes
+        self.extra_conf = conf or {}
+        self.host_conf = host_conf or {}
+        self.name = name or PREFIX + uuid.uuid4().hex[:10]
+        self.bin_dir = bin_dir or os.path.join(sys.prefix, 'bin')
+        self.etc_dir = os.path.join(self.state_dir, 'etc')
+        self.log_dir = os.path.join(self.state_dir, 'logs')
+        self.record_file = os.path.join(self.state_dir, 'stack.json')
+        self.record: dict[str, Any] = {'name': self.name, 'backend': backend,
+                                       'databases': [], 'vhost': None, 'pids': {}}
+        self.daemons: dict[str, process.Process] = {}
+        self.db_urls: dict[str, str] = {}
+        self.placement: PlacementProcess | None = None
+        self.glance: glance_process.GlanceProcess | None = None
+        self.api_url = ''
+        self.glance_url = ''
+        self.image_id = ''
+        self.clouds_yaml = os.path.join(self.state_dir, 'clouds.yaml')
+        self.timings: dict[str, float] = {}
+        self._glance_thread: threading.Thread | None = None
+        self._record_lock = threading.Lock()
+
+    # -- bring-up ------------------------------------------------------------------------
+
+    def up(self) -> Stack:
+        """Start everything; on any failure remove what was made, then re-raise."""
+        started = time.monotonic()
+        try:
+            self._up()
+        except BaseException:
+            self.down(check=False)
+            raise
+        self.timings['up'] = time.monotonic() - started
+        return self
+
+    def _up(self) -> None:
+        for path in (self.state_dir, self.etc_dir, self.log_dir):
+            os.makedirs(path, exist_ok=True)
+        self._save()
+        transport_url = self._make_vhost_and_databases()
+        # Glance's schema sync takes seconds: it runs while Placement starts.
+        self._glance_thread = threading.Thread(target=self._start_glance, daemon=True)
+        self._glance_thread.start()
+        self._start_placement()
+        self._glance_thread.join(120)
+        if not self.glance_url:
+            raise RuntimeError('Glance did not start; see %s' % self._glance_log())
+        self._configure(transport_url)
+        self._start_daemons()
+        self.manage('cell_v2', 'discover_hosts')
+        for flavor, vcpus, ram, disk in FLAVORS:
+            self.api('POST', '/flavors', json={'flavor': {
+                'name': flavor, 'vcpus': vcpus, 'ram': ram, 'disk': disk}}).raise_for_status()
+        assert self.placement is not None
+        config.clouds_yaml(self.clouds_yaml, self.api_url, self.glance_url, self.placement.url)
+
+    def _make_vhost_and_databases(self) -> str:
+        """The vhost and the four databases; returns the transport URL."""
+        # Recorded before made: a failure half-way still finds them at teardown.
+        self.record['vhost'] = self.name
+        self._save()
+        transport_url = backends.create_vhost(self.name)
+        for label in ('api', 'cell1', 'cell1_cell0', 'placement'):
+            # simple_cell_setup derives cell0 from the cell1 URL by appending "_cell0".
+            db_name = '%s_%s' % (self.name, label)
+            self.record['databases'].append(db_name)
+            self._save()
+            self.db_urls[label] = backends.create_database(self.backend, db_name)
+        return transport_url
+
+    def _start_placement(self) -> None:
+        self.placement = PlacementProcess(self.state_dir, self.db_urls['placement'],
+                                          glance_process.free_port(), self.bin_dir,
+                                          os.path.join(self.log_dir, 'placement.log'))
+        self.placement.setup()
+        self.placement.start()
+        self._record_pid('placement', self.placement.process.pid)
+
+    def _configure(self, transport_url: str) -> None:
+        """Each daemon's config file, then the schemas and cells (novalite-manage)."""
+        assert self.placement is not None
+        api_port = glance_process.free_port()
+        self.api_url = 'http://127.0.0.1:%d' % api_port
+        base = config.base_conf(transport_url, self.db_urls['api'], self.db_urls['cell1'],
+                                api_port, self.placement.url, self.glance_url)
+        for name in ('api', *CONTROLLER_DAEMONS, *self._compute_names()):
+            self._write_daemon_conf(name, base)
+        for args in (('api_db', 'sync'), ('db', 'sync'), ('cell_v2', 'simple_cell_setup')):
+            self.manage(*args)
+
+    def _start_daemons(self) -> None:
+        """Each daemon with its unit's command line; returns when the computes report."""
+        for name in (*CONTROLLER_DAEMONS, *self._compute_names(), 'api'):
+            self.daemons[name] = process.Process(
+                name, process.unit_command(self._unit(name), self.bin_dir,
+                                           self.conf_file(name)),
+                os.path.join(self.log_dir, name + '.stdout'))
+        # The conductor must consume its queue before a compute asks it anything: a
+        # compute's first object call sent earlier is dropped by the broker, and the
+        # compute waits the whole rpc_response_timeout for it.
+        for name in CONTROLLER_DAEMONS:
+            self.start(name, wait=False)
+        for name in CONTROLLER_DAEMONS:
+            self.wait_up(name)
+        self.wait_consumers(CONTROLLER_DAEMONS)
+        for name in (*self._compute_names(), 'api'):
+            self.start(name, wait=False)
+        self.wait_api()
+        self.wait_for(lambda: set(self.compute_nodes()) >= set(self.computes), 90,
+                      'compute nodes %s' % ', '.join(self.computes))
+
+    def _start_glance(self) -> None:
+        try:
+            self.glance = glance_process.GlanceProcess(os.path.join(self.state_dir, 'glance'))
+            try:
+                url = self.glance.start()
+            except requests.Timeout:
+                # start() retries refused connections only; on a busy machine Glance's
+                # first answer (its worker loads the app lazily) can take longer.
+                url = self.glance.url
+                self.wait_for(lambda: _answers(url + '/v2/images'), 60, 'Glance')
+            self._record_pid('glance', self.glance.process.pid)
+            self.image_id = self.glance.create_image(IMAGE_NAME, IMAGE_DATA)
+            self.glance_url = url
+        except Exception as exc:  # reported by _up, which waits for this thread
+            with open(self._glance_log(), 'a') as log:
+                log.write('devstack harness: %r\n' % exc)
+
+    def _glance_log(self) -> str:
+        return os.path.join(self.log_dir, 'glance-start.log')
+
+    def _compute_names(self) -> list[str]:
+        return ['compute-' + host for host in self.computes]
+
+    def _unit(self, name: str) -> str:
+        binary = 'compute' if name.startswith('compute-') else name
+        return os.path.join(UNIT_DIR, 'novalite-%s.service' % binary)
+
+    def conf_file(self, name: str) -> str:
+        return os.path.join(self.etc_dir, name, 'novalite.conf')
+
+    def _write_daemon_conf(self, name: str, base: config.Sections) -> None:
+        own: config.Sections = {'DEFAULT': {
+            'host': name[len('compute-'):] if name.startswith('compute-') else 'controller',
+            'state_path': os.path.join(self.state_dir, 'lib', name),
+            'log_file': os.path.join(self.log_dir, name + '.log')}}
+        os.makedirs(os.path.dirname(self.conf_file(name)), exist_ok=True)
+        os.makedirs(own['DEFAULT']['state_path'], exist_ok=True)
+        config.write_conf(self.conf_file(name), config.merge(
+            base, own, self.extra_conf, self.host_conf.get(name)))
+
+    def reconfigure(self, name: str, sections: config.Sections) -> None:
+        """Merge options into one daemon's config file (restart it to apply them)."""
+        parser = configparser.RawConfigParser(strict=False)
+        parser.optionxform = str  # type: ignore[assignment,method-assign]
+        parser.read(self.conf_file(name))
+        current: config.Sections = {'DEFAULT': dict(parser.defaults())}
+        for section in parser.sections():
+            current[section] = {k: v for k, v in parser.items(section, raw=True)
+                                if k not in parser.defaults()}
+        config.write_conf(self.conf_file(name), config.merge(current, sections))
+
+    def _save(self) -> None:
+        # Glance starts on a thread of its own, which records its pid too.
+        with self._record_lock:
+            tmp = self.record_file + '.tmp'
+            with open(tmp, 'w') as out:
+                json.dump(self.record, out, indent=1)
+            os.replace(tmp, self.record_file)
+
+    def _record_pid(self, name: str, pid: int) -> None:
+        with self._record_lock:
+            self.record['pids'][name] = pid
+        self._save()
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def manage(self, *args: str, conf_file: str | None = None,
+               check: bool = True) -> subprocess.CompletedProcess:
+        cmd = [os.path.join(self.bin_dir, 'novalite-manage'), '--config-file',
+               conf_file or self.conf_file('conductor'), *args]
+        result = subprocess.run(cmd, capture_output=True, text=True, env=process.child_env(),
+                                timeout=300)
+        if check and result.returncode != 0:
+            raise RuntimeError('%s failed (%s):\n%s%s' % (' '.join(cmd), result.returncode,
+                                                       result.stdout, result.stderr))
+        return result
+
+    def api(self, method: str, path: str, microversion: str = 'latest',
+            **kwargs: Any) -> requests.Response:
+        """A request to the Compute API as admin (noauth2 token ``admin:admin``)."""
+        headers = {'X-Auth-Token': TOKEN, 'OpenStack-API-Version': 'compute ' + microversion,
+                   **kwargs.pop('headers', {})}
+        return requests.request(method, self.api_url + '/v2.1' + path, headers=headers,
+                                timeout=kwargs.pop('timeout', 60), **kwargs)
+
+    def wait_api(self, timeout: float = 60.0) -> None:
+        def answers() -> bool:
+            api = self.daemons['api']
+            if not api.running():
+                raise RuntimeError('novalite-api exited:\n%s' % api.tail())
+            try:
+                return requests.get(self.api_url + '/', timeout=10).status_code == 200
+            except requests.RequestException:
+                return False
+        self.wait_for(answers, timeout, 'the Compute API on %s' % self.api_url)
+
+    @staticmethod
+    def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.2) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError('timed out after %ss waiting for %s' % (timeout, what))
+            time.sleep(interval)
+
+    def query(self, db: str, sql: str, **params: Any) -> list[sa.Row]:
+        """Rows of a query on the ``api``, ``cell1``, ``cell1_cell0`` or ``placement`` DB."""
+        engine = sa.create_engine(self.db_urls[db], poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                return list(conn.execute(sa.text(sql), params))
+        finally:
+            engine.dispose()
+
+    def compute_nodes(self) -> list[str]:
+        return [r.host for r in self.query(
+            'cell1', 'SELECT host FROM compute_nodes WHERE deleted = 0')]
+
+    def report_count(self, host: str, binary: str = 'novalite-compute') -> int:
+        """Heartbeats of a service so far; -1 when it has no record."""
+        # "binary" is a keyword that MariaDB and PostgreSQL quote differently: filter here.
+        rows = self.query('cell1', 'SELECT * FROM services WHERE deleted = 0')
+        counts = [r.report_count for r in rows if r.host == host and r.binary == binary]
+        return counts[0] if counts else -1
+
+    # -- faults --------------------------------------------------------------------------
+
+    def daemon(self, name: str) -> process.Process:
+        return self.daemons[name]
+
+    def kill(self, name: str) -> None:
+        """kill -9 one daemon (``compute-hostA``, ``conductor``, ...)."""
+        self.daemons[name].kill()
+
+    def stop(self, name: str, timeout: float = 30.0) -> int | None:
+        """SIGTERM one daemon and wait for it to exit; returns its exit code."""
+        return self.daemons[name].stop(timeout)
+
+    def _service_key(self, name: str) -> tuple[str, str]:
+        if name.startswith('compute-'):
+            return name[len('compute-'):], 'novalite-compute'
+        return 'controller', 'novalite-' + name
+
+    def start(self, name: str, wait: bool = True) -> None:
+        """Start a stopped daemon with the same command line; wait for its heartbeat."""
+        before = -1 if name == 'api' else self.report_count(*self._service_key(name))
+        daemon = self.daemons[name]
+        daemon.start()
+        self._record_pid(name, daemon.pid)
+        if wait:
+            self.wait_up(name, before)
+
+    def wait_up(self, name: str, before: int = -1, timeout: float = 60.0) -> None:
+        """Wait until the API answers, or a service's report count passes ``before``."""
+        if name == 'api':
+            self.wait_api(timeout)
+            return
+        daemon = self.daemons[name]
+
+        def beating() -> bool:
+            if not daemon.running():
+                raise RuntimeError('%s exited:\n%s' % (name, daemon.tail()))
+            return self.report_count(*self._service_key(name)) > before
+        self.wait_for(beating, timeout, 'a heartbeat of %s' % name)
+
+    def wait_consumers(self, topics: tuple[str, ...], timeout: float = 60.0) -> None:
+        """Wait until each RPC topic's queue has a consumer on the broker."""
+        def consumed() -> bool:
+            queues = backends.queue_consumers(self.name)
+            return all(queues.get(topic, 0) > 0 for topic in topics)
+        self.wait_for(consumed, timeout, 'consumers of %s' % ', '.join(topics), 0.5)
+
+    def restart(self, name: str) -> None:
+        self.stop(name)
+        self.start(name)
+
+    def stop_placement(self) -> None:
+        assert self.placement is not None
+        self.placement.stop()
+
+    def start_placement(self) -> None:
+        assert self.placement is not None
+        self.placement.start()
+        self._record_pid('placement', self.placement.process.pid)
+
+    def close_bus_connections(self) -> None:
+        """Drop every RabbitMQ connection of this stack's vhost."""
+        backends.close_connections(self.name)
+
+    # -- teardown ------------------------------------------------------------------------
+
+    def down(self, check: bool = True) -> list[str]:
+        """Stop every process, drop the databases, delete the vhost.
+
+        :returns: what is still left behind (empty when all went)
+        :raises RuntimeError: ``check`` and something is left behind
+        """
+        started = time.monotonic()
+        if self._glance_thread is not None:
+            # A start-up that failed early must not leave a Glance starting behind it.
+            self._glance_thread.join(120)
+        errors = teardown(self.record, self.state_dir, self.daemons, self.placement,
+                          self.glance)
+        self.daemons = {}
+        left = errors + leftovers(self.record, self.state_dir)
+        self.timings['down'] = time.monotonic() - started
+        if check and left:
+            raise RuntimeError('the stack left things behind: %s' % '; '.join(left))
+        return left
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=10).status_code < 500
+    except requests.RequestException:
+        return False

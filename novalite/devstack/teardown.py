@@ -1,0 +1,105 @@
+"""Taking a stack down from its record: stop its processes, drop its databases, delete
+its vhost, and list whatever is still there."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from typing import Any
+
+from novalite.allinone import glance as glance_process
+from novalite.devstack import backends, process
+from novalite.devstack.placement import PlacementProcess
+
+
+def teardown(record: dict[str, Any], state_dir: str,
+             daemons: dict[str, process.Process] | None = None,
+             placement: PlacementProcess | None = None,
+             glance: glance_process.GlanceProcess | None = None) -> list[str]:
+    """Remove what ``record`` lists; returns the errors met (it carries on past them)."""
+    errors = []
+    daemons = daemons or {}
+    # Placement and Glance may be running without a recorded pid (their start failed):
+    # their objects know them. Processes known only by a recorded pid (``down`` from
+    # another shell) are signalled only while they still run our commands: pids get
+    # reused.
+    servers = {n: o for n, o in (('placement', placement), ('glance', glance)) if o is not None}
+    handled = set(daemons) | set(servers)
+    orphans = {n for n in record['pids']
+               if n not in handled and _ours(record['pids'][n], state_dir)}
+    # The API first (no new work), computes and services next, the servers they use last.
+    order = sorted(handled | orphans, key=lambda n: (
+        n != 'api', not n.startswith('compute-'), n in ('placement', 'glance')))
+    # SIGTERM to all first: each daemon's graceful stop takes seconds, in parallel.
+    for name in order:
+        try:
+            if name in daemons:
+                daemons[name].signal(signal.SIGTERM)
+            elif name in orphans:
+                os.killpg(record['pids'][name], signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    for name in order:
+        try:
+            if name in daemons:
+                daemons[name].stop()
+            elif name in servers:
+                servers[name].stop()
+            else:
+                process.kill_group(record['pids'][name], signalled=True)
+        except Exception as exc:
+            errors.append('stopping %s: %r' % (name, exc))
+    for db_name in record['databases']:
+        try:
+            backends.drop_database(record['backend'], db_name)
+        except Exception as exc:
+            errors.append('dropping database %s: %r' % (db_name, exc))
+    if record.get('vhost'):
+        try:
+            backends.delete_vhost(record['vhost'])
+        except Exception as exc:
+            errors.append('deleting vhost %s: %r' % (record['vhost'], exc))
+    return errors
+
+
+def _ours(pid: int, state_dir: str) -> bool:
+    """Whether ``pid`` still runs one of this stack's commands (pids get reused)."""
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            cmdline = f.read().decode(errors='replace')
+    except OSError:
+        return False
+    return state_dir in cmdline or 'gunicorn' in cmdline
+
+
+def running_processes(state_dir: str) -> list[str]:
+    """``pgrep -af`` lines of processes whose command line names ``state_dir``."""
+    # The daemons' command lines name their config under <state_dir>/etc/; the harness's
+    # own (``up --state-dir``) does not. Workers that retitle themselves are found by
+    # their process group instead (see leftovers).
+    result = subprocess.run(['pgrep', '-af', os.path.join(state_dir, 'etc', '')],
+                            capture_output=True, text=True)
+    return [line for line in result.stdout.splitlines() if line.strip()]
+
+
+def leftovers(record: dict[str, Any], state_dir: str) -> list[str]:
+    """Processes, databases and the vhost of ``record`` that still exist."""
+    left = ['process: %s' % line for line in running_processes(state_dir)]
+    for name, pid in record['pids'].items():
+        if process.group_alive(pid):
+            left.append('process group of %s (pid %s)' % (name, pid))
+    existing = set(backends.list_databases(record['backend'], record['name']))
+    left += ['database %s' % n for n in record['databases'] if n in existing]
+    if record.get('vhost') and record['vhost'] in backends.list_vhosts(record['vhost']):
+        left.append('vhost %s' % record['vhost'])
+    return left
+
+
+def down_from_record(state_dir: str) -> list[str]:
+    """Tear down the stack recorded in ``state_dir/stack.json`` (from any process)."""
+    state_dir = os.path.abspath(state_dir)
+    with open(os.path.join(state_dir, 'stack.json')) as f:
+        record = json.load(f)
+    return teardown(record, state_dir) + leftovers(record, state_dir)
+

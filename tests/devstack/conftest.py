@@ -1,0 +1,68 @@
+"""Devstack-style stacks for these tests, each torn down and checked for leftovers.
+
+A module picks its stack with a module-level ``STACK`` dict of ``Stack`` keyword
+arguments (``backend``, ``conf``, ``host_conf``); consecutive modules that ask for the
+same one share it (the client modules), which saves a start-up. Without RabbitMQ or the
+database server the tests skip, except under ``CI``, where they fail.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.devstack import session
+
+
+def pytest_collection_modifyitems(items):
+    # openstacksdk announces its own future API changes on every call.
+    here = os.path.dirname(__file__)
+    for item in items:
+        if str(item.path).startswith(here):
+            item.add_marker(pytest.mark.filterwarnings('ignore::PendingDeprecationWarning'))
+
+
+class _Current:
+    """The one stack running now, and what it was asked for."""
+
+    key: str | None = None
+    stack = None
+
+    @classmethod
+    def close(cls) -> None:
+        stack, cls.stack, cls.key = cls.stack, None, None
+        if stack is not None:
+            left = stack.down(check=False)
+            print('\nstack %s down in %.1f s' % (stack.name, stack.timings['down']))
+            assert not left, 'the stack left things behind: %s' % left
+
+
+def pytest_runtest_setup(item):
+    # A test without a stack runs with none up (the machine has two cores).
+    if str(item.path).startswith(os.path.dirname(__file__)) and \
+            'stack' not in item.fixturenames:
+        _Current.close()
+
+
+@pytest.fixture(scope='module')
+def stack(request, tmp_path_factory):
+    kwargs = getattr(request.module, 'STACK', {})
+    key = json.dumps(kwargs, sort_keys=True)
+    if _Current.key != key:
+        _Current.close()
+        label = request.module.__name__.rsplit('.', 1)[-1].removeprefix('test_')
+        made = session.new_stack(str(tmp_path_factory.mktemp('devstack-' + label)), **kwargs)
+        made.up()
+        print('\nstack %s (%s) up in %.1f s' % (made.name, label, made.timings['up']))
+        _Current.key, _Current.stack = key, made
+    return _Current.stack
+
+
+@pytest.fixture(scope='session', autouse=True)
+def nothing_left_behind():
+    """After the last test: no process, vhost or database of this session remains."""
+    yield
+    _Current.close()
+    left = session.leftovers()
+    assert not left, 'devstack tests left behind: %s' % left

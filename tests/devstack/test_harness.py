@@ -1,0 +1,38 @@
+"""The harness itself: unit command lines, and a start-up that fails half-way."""
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+from novalite.devstack import process, teardown
+from novalite.devstack import stack as devstack
+from tests.devstack import session
+
+
+@pytest.mark.parametrize('unit', sorted(glob.glob(os.path.join(devstack.UNIT_DIR,
+                                                               '*.service'))))
+def test_unit_command_runs_this_venv_with_the_given_config(unit, tmp_path):
+    argv = process.unit_command(unit, '/venv/bin', str(tmp_path / 'x.conf'))
+    binary = os.path.basename(unit)[:-len('.service')]
+    assert argv == ['/venv/bin/' + binary, '--config-file', str(tmp_path / 'x.conf')]
+
+
+def test_unit_command_refuses_a_unit_it_cannot_aim(tmp_path):
+    unit = tmp_path / 'odd.service'
+    unit.write_text('[Service]\nExecStart=/usr/bin/novalite-api --config-dir /etc/x\n')
+    with pytest.raises(ValueError, match='does not run'):
+        process.unit_command(str(unit), '/venv/bin', '/x.conf')
+
+
+def test_failed_start_up_leaves_nothing_behind(tmp_path):
+    # An API that cannot start: the stack is half up (databases, vhost, Placement,
+    # Glance, conductor, scheduler, computes) when up() gives up.
+    stack = session.new_stack(str(tmp_path), host_conf={
+        'api': {'api': {'api_paste_config': '/nonexistent'}}})
+    with pytest.raises(RuntimeError, match='novalite-api exited'):
+        stack.up()
+    assert set(stack.record['pids']) >= {'placement', 'glance', 'conductor', 'api'}
+    assert len(stack.record['databases']) == 4
+    assert teardown.leftovers(stack.record, stack.state_dir) == []
