@@ -155,6 +155,7 @@ class API:
         force_hosts, force_nodes = self._parse_az_host(context, availability_zone)
         if force_hosts:
             availability_zone = availability_zone.split(':', 1)[0] or None
+        group = self._server_group(context, scheduler_hints)
         reservation_id = utils.generate_reservation_id()
         image_meta = objects.ImageMeta.from_dict(image) if image else None
         instances, build_requests, specs = [], [], []
@@ -169,6 +170,7 @@ class API:
                 context, instance.uuid, image_meta, flavor, count,
                 availability_zone=availability_zone, scheduler_hints=scheduler_hints,
                 force_hosts=force_hosts, force_nodes=force_nodes)
+            spec.instance_group = group
             build_request = objects.BuildRequest(
                 context, instance_uuid=instance.uuid, project_id=context.project_id,
                 user_id=context.user_id, instance=instance, tags=list(tags or []))
@@ -184,11 +186,28 @@ class API:
                     context, instance_uuid=instance.uuid, cell_mapping=None,
                     project_id=context.project_id, user_id=context.user_id,
                     queued_for_delete=False).create(session=session)
+            if group is not None:
+                objects.InstanceGroup.add_members(context, group.uuid,
+                                                  [i.uuid for i in instances], session=session)
         self.compute_task_api.schedule_and_build_instances(
             context, build_requests=build_requests, request_specs=specs, image=image,
             admin_password=admin_password, injected_files=personality or [],
             requested_networks=requested_networks, block_device_mapping=[], tags=tags)
         return instances, reservation_id
+
+    @staticmethod
+    def _server_group(context: Any, scheduler_hints: dict | None) -> Any:
+        """The server group of the ``group`` hint; the new servers join it."""
+        group_uuid = (scheduler_hints or {}).get('group')
+        if not group_uuid:
+            return None
+        if isinstance(group_uuid, list):
+            group_uuid = group_uuid[0]
+        try:
+            return objects.InstanceGroup.get_by_uuid(context, group_uuid)
+        except exception.NotFound as exc:
+            raise exception.InvalidInput(
+                reason='Server group %s not found.' % group_uuid) from exc
 
     @staticmethod
     def _parse_az_host(context: Any, availability_zone: str | None) -> tuple[list, list]:

@@ -53,11 +53,13 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
         objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT,
                                                  exc_val=message, exc_tb=trace, host=mgr.host)
         _cleanup(mgr, context, instance, req.node)
+        mgr.rt.build_failed(context, req.node)
         if isinstance(exc, exception.BuildAbortException):
             _error(mgr, context, instance, exc)
         else:
             _reschedule(mgr, context, instance, req, exc)
         return
+    mgr.rt.build_succeeded(context, req.node)
     objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT, host=mgr.host)
 
 
@@ -132,6 +134,7 @@ def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
         return
     retry = dict(req.filter_properties.get('retry') or {})
     retry['exc_reason'] = reason
+    retry['failures'] = list(retry.get('failures') or []) + [[mgr.host, reason]]
     retry.setdefault('hosts', [[mgr.host, req.node]])
     mgr.compute_task_api.build_instances(
         context, instances=[instance], image=req.image,

@@ -68,7 +68,7 @@ class ResourceTracker:
     @staticmethod
     def _node_values(resources: dict) -> dict:
         keys = ('vcpus', 'memory_mb', 'local_gb', 'hypervisor_type', 'hypervisor_version',
-                'cpu_info', 'disk_available_least')
+                'cpu_info', 'disk_available_least', 'supported_instances')
         values = {k: resources[k] for k in keys if k in resources}
         values.update(cpu_allocation_ratio=virt_driver.allocation_ratio('cpu'),
                       ram_allocation_ratio=virt_driver.allocation_ratio('ram'),
@@ -128,6 +128,27 @@ class ResourceTracker:
             instance.save()
             self.tracked[instance.uuid] = (nodename, wanted)
             self._update(context, node)
+
+    def build_failed(self, context: Any, nodename: str) -> None:
+        """Count a failed build: the BuildFailureWeigher steers builds away from a host
+        that keeps failing them. A success resets the count, as in Nova."""
+        self._set_failed_builds(context, nodename, None)
+
+    def build_succeeded(self, context: Any, nodename: str) -> None:
+        self._set_failed_builds(context, nodename, 0)
+
+    def _set_failed_builds(self, context: Any, nodename: str, value: int | None) -> None:
+        with self._lock:
+            node = self.compute_nodes.get(nodename)
+            if node is None:
+                return
+            stats = dict(node.stats or {})
+            current = int(stats.get('failed_builds') or 0)
+            new = current + 1 if value is None else value
+            if new != current or 'failed_builds' not in stats:
+                stats['failed_builds'] = str(new)
+                node.stats = stats
+                node.save()
 
     def abort_instance_claim(self, context: Any, instance: Any, nodename: str) -> None:
         """Undo a claim after a failed build (the instance is rescheduled or in ERROR)."""

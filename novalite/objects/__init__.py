@@ -7,6 +7,7 @@ after ``register_all()`` has imported the modules, as in Nova.
 
 def register_all() -> None:
     # Importing a module registers the objects it defines.
+    __import__('novalite.objects.aggregate')
     __import__('novalite.objects.build_request')
     __import__('novalite.objects.cell_mapping')
     __import__('novalite.objects.compute_node')
@@ -16,6 +17,7 @@ def register_all() -> None:
     __import__('novalite.objects.instance')
     __import__('novalite.objects.instance_action')
     __import__('novalite.objects.instance_fault')
+    __import__('novalite.objects.instance_group')
     __import__('novalite.objects.instance_mapping')
     __import__('novalite.objects.keypair')
     __import__('novalite.objects.request_spec')

@@ -13,6 +13,9 @@ from novalite.db import engine
 from novalite.db.main import models
 from novalite.objects import base
 
+# Fields stored as JSON text.
+_JSON_FIELDS = ('stats', 'supported_instances')
+
 
 @base.NovaliteObjectRegistry.register
 class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
@@ -43,7 +46,21 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
         'ram_allocation_ratio': fields.FloatField(nullable=True),
         'disk_allocation_ratio': fields.FloatField(nullable=True),
         'mapped': fields.IntegerField(default=0),
+        # Counters the resource tracker keeps (failed_builds, ...), for the scheduler.
+        'stats': fields.DictOfNullableStringsField(nullable=True),
+        # [arch, hypervisor type, vm mode] triples the driver can run.
+        'supported_instances': fields.ListOfListsOfStringsField(nullable=True),
     }
+
+    @classmethod
+    def _from_db_object(cls, context, row) -> ComputeNode:
+        obj = cls(context)
+        cls._set_from_db(obj, row, skip=('deleted',) + _JSON_FIELDS)
+        for name in _JSON_FIELDS:
+            setattr(obj, name, base.from_json(getattr(row, name), None))
+        obj.deleted = bool(row.deleted)
+        obj.obj_reset_changes()
+        return obj
 
     @base.remotable_classmethod
     def get_by_host_and_nodename(cls, context, host: str, nodename: str) -> ComputeNode:
@@ -63,6 +80,10 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
                 values[key] = base.naive_utc(values[key])
         if 'host_ip' in values and values['host_ip'] is not None:
             values['host_ip'] = str(values['host_ip'])
+        for name in _JSON_FIELDS:
+            if name in values:
+                values[name] = (base.to_json(values[name]) if values[name] is not None
+                                else None)
         return values
 
     @base.remotable
@@ -73,7 +94,10 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
             row = models.ComputeNode(**values)
             session.add(row)
             session.flush()
-            self._set_from_db(self, row, skip=('deleted',))
+            self._set_from_db(self, row, skip=('deleted',) + _JSON_FIELDS)
+        for name in _JSON_FIELDS:
+            if not self.obj_attr_is_set(name):
+                setattr(self, name, None)
         self.deleted = False
         self.obj_reset_changes()
 

@@ -99,6 +99,29 @@ class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
                 setattr(row, key, value)
         self.obj_reset_changes()
 
+    def add_access(self, project_id: str) -> None:
+        """Share the flavor with a project; ``FlavorAccessExists`` if it already is."""
+        with engine.api_writer() as session:
+            if session.scalars(select(models.FlavorProjects.id).filter_by(
+                    flavor_id=self.id, project_id=project_id)).first() is not None:
+                raise exception.FlavorAccessExists(flavor_id=self.flavorid,
+                                                   project_id=project_id)
+            session.add(models.FlavorProjects(flavor_id=self.id, project_id=project_id))
+        self.projects = sorted(set(self.projects) | {project_id})
+        self.obj_reset_changes(['projects'])
+
+    def remove_access(self, project_id: str) -> None:
+        """Stop sharing; ``FlavorAccessNotFound`` if the project had no access."""
+        with engine.api_writer() as session:
+            row = session.scalars(select(models.FlavorProjects).filter_by(
+                flavor_id=self.id, project_id=project_id)).first()
+            if row is None:
+                raise exception.FlavorAccessNotFound(flavor_id=self.flavorid,
+                                                     project_id=project_id)
+            session.delete(row)
+        self.projects = [p for p in self.projects if p != project_id]
+        self.obj_reset_changes(['projects'])
+
     def destroy(self) -> None:
         with engine.api_writer() as session:
             row = session.get(models.Flavor, self.id)

@@ -36,11 +36,13 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
     @base.remotable_classmethod
     def action_start(cls, context, instance_uuid: str, action_name: str,
                      want_result: bool = True) -> InstanceAction | None:
+        now = timeutils.utcnow()
         with engine.cell_writer(context) as session:
+            # updated_at starts at the start time so that changes-since finds new actions.
             row = models.InstanceAction(
                 action=action_name, instance_uuid=instance_uuid,
                 request_id=context.request_id, user_id=context.user_id,
-                project_id=context.project_id, start_time=timeutils.utcnow())
+                project_id=context.project_id, start_time=now, updated_at=now)
             session.add(row)
             session.flush()
             return cls._from_db_object(context, row) if want_result else None
@@ -64,14 +66,36 @@ class InstanceActionList(base.ObjectListBase, base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('InstanceAction')}
 
     @classmethod
-    def get_by_instance_uuid(cls, context, instance_uuid: str) -> InstanceActionList:
+    def get_by_instance_uuid(cls, context, instance_uuid: str, limit: int | None = None,
+                             marker: str | None = None,
+                             filters: dict | None = None) -> InstanceActionList:
+        """The actions of an instance, newest first.
+
+        :param marker: the request id of the last action of the previous page
+        :param filters: ``changes-since`` / ``changes-before`` on ``updated_at``
+        :raises MarkerNotFound: no action of this instance has the marker's request id
+        """
+        filters = filters or {}
+        action = models.InstanceAction
+        query = select(action).filter_by(instance_uuid=instance_uuid)
+        if filters.get('changes-since') is not None:
+            query = query.where(action.updated_at >= base.naive_utc(filters['changes-since']))
+        if filters.get('changes-before') is not None:
+            query = query.where(action.updated_at <= base.naive_utc(filters['changes-before']))
         with engine.cell_reader(context) as session:
-            rows = session.scalars(select(models.InstanceAction)
-                                   .filter_by(instance_uuid=instance_uuid)
-                                   .order_by(models.InstanceAction.created_at.desc(),
-                                             models.InstanceAction.id.desc()))
+            if marker is not None:
+                row = session.scalars(select(action).filter_by(
+                    instance_uuid=instance_uuid, request_id=marker)).first()
+                if row is None:
+                    raise exception.MarkerNotFound(marker=marker)
+                query = query.where((action.created_at < row.created_at) |
+                                    ((action.created_at == row.created_at) &
+                                     (action.id < row.id)))
+            query = query.order_by(action.created_at.desc(), action.id.desc())
+            if limit is not None:
+                query = query.limit(limit)
             return cls(context, objects=[InstanceAction._from_db_object(context, r)
-                                         for r in rows])
+                                         for r in session.scalars(query)])
 
 
 @base.NovaliteObjectRegistry.register

@@ -1,8 +1,9 @@
 """KeyPair: a user's public key, injected into servers booted with its name (API DB)."""
 from __future__ import annotations
 
+from oslo_db import exception as db_exc
 from oslo_versionedobjects import fields
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from novalite import exception
 from novalite.db import engine
@@ -39,10 +40,18 @@ class KeyPair(base.NovaliteTimestampObject, base.NovaliteObject):
             return obj
 
     def create(self) -> None:
+        """Insert the key pair; ``KeyPairExists`` if the user has one of that name."""
         with engine.api_writer() as session:
+            taken = session.scalars(select(models.KeyPair.id).filter_by(
+                user_id=self.user_id, name=self.name)).first()
+            if taken is not None:
+                raise exception.KeyPairExists(key_name=self.name)
             row = models.KeyPair(**self.obj_get_changes())
             session.add(row)
-            session.flush()
+            try:
+                session.flush()
+            except db_exc.DBDuplicateEntry as exc:
+                raise exception.KeyPairExists(key_name=self.name) from exc
             self._set_from_db(self, row)
         self.obj_reset_changes()
 
@@ -53,3 +62,40 @@ class KeyPair(base.NovaliteTimestampObject, base.NovaliteObject):
             if row is None:
                 raise exception.KeypairNotFound(user_id=self.user_id, name=self.name)
             session.delete(row)
+
+
+@base.NovaliteObjectRegistry.register
+class KeyPairList(base.ObjectListBase, base.NovaliteObject):
+    VERSION = '1.0'
+    fields = {'objects': fields.ListOfObjectsField('KeyPair')}
+
+    @classmethod
+    def get_by_user(cls, context, user_id: str, limit: int | None = None,
+                    marker: str | None = None) -> KeyPairList:
+        """The user's key pairs by name; ``marker`` is the name of the last one seen.
+
+        :raises MarkerNotFound: the user has no key pair named ``marker``
+        """
+        with engine.api_reader() as session:
+            query = select(models.KeyPair).filter_by(user_id=user_id)
+            if marker is not None:
+                if session.scalars(select(models.KeyPair.id).filter_by(
+                        user_id=user_id, name=marker)).first() is None:
+                    raise exception.MarkerNotFound(marker=marker)
+                query = query.where(models.KeyPair.name > marker)
+            query = query.order_by(models.KeyPair.name.asc(), models.KeyPair.id.asc())
+            if limit is not None:
+                query = query.limit(limit)
+            objs = []
+            for row in session.scalars(query):
+                obj = KeyPair(context)
+                KeyPair._set_from_db(obj, row)
+                obj.obj_reset_changes()
+                objs.append(obj)
+        return cls(context, objects=objs)
+
+    @classmethod
+    def get_count_by_user(cls, context, user_id: str) -> int:
+        with engine.api_reader() as session:
+            return session.scalar(select(func.count(models.KeyPair.id))
+                                  .filter_by(user_id=user_id)) or 0

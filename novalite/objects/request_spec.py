@@ -29,6 +29,9 @@ class RequestSpec(base.NovaliteObject):
         'ignore_hosts': fields.ListOfStringsField(nullable=True),
         'scheduler_hints': fields.DictOfListOfStringsField(nullable=True),
         'is_bfv': fields.BooleanField(default=False),
+        # The server group the instance joins (from the ``group`` hint); the scheduler
+        # refreshes its members and hosts before filtering.
+        'instance_group': fields.ObjectField('InstanceGroup', nullable=True),
     }
 
     @classmethod

@@ -5,10 +5,14 @@ import math
 from typing import Any
 
 from oslo_log import log as logging
+from sqlalchemy import select
 
 from novalite import context as nl_context
 from novalite import objects
+from novalite.compute import vm_states
 from novalite.conf import CONF
+from novalite.db import engine
+from novalite.db.main import models as main_models
 from novalite.scheduler import filters, weights
 
 LOG = logging.getLogger(__name__)
@@ -16,6 +20,9 @@ LOG = logging.getLogger(__name__)
 COMPUTE_BINARY = 'novalite-compute'
 # Seconds to wait for one cell's database when gathering host states.
 CELL_TIMEOUT = 60
+# Task states that load a host's disks and network, as Nova counts them.
+IO_TASK_STATES = frozenset(('resize_migrating', 'rebuilding', 'resize_prep',
+                            'image_snapshot', 'image_backup', 'rescuing', 'unshelving'))
 
 
 class HostState:
@@ -23,7 +30,9 @@ class HostState:
 
     Built from the ComputeNode record, then refreshed from Placement's provider
     summary, which is newer: the resource tracker writes the record only periodically,
-    while Placement sees every claim at once.
+    while Placement sees every claim at once. Instance counts come from the cell's
+    instances and the zone from the host's aggregates, each read once per request for
+    all hosts.
     """
 
     def __init__(self, host: str, nodename: str, cell_uuid: str | None) -> None:
@@ -38,7 +47,20 @@ class HostState:
         self.vcpus_total = 0
         self.vcpus_used = 0
         self.cpu_allocation_ratio = 1.0
+        self.hypervisor_type: str | None = None
+        self.hypervisor_version: int | None = None
+        self.hypervisor_hostname: str | None = None
+        # [arch, hypervisor type, vm mode] triples the hypervisor can run.
+        self.supported_instances: list[list[str]] = []
+        self.stats: dict[str, str] = {}
+        self.failed_builds = 0
         self.num_instances = 0
+        # Instances in an I/O-heavy task (building, resizing, snapshotting...).
+        self.num_io_ops = 0
+        # Uuids of the instances on this host, for the server group and same/different
+        # host filters.
+        self.instances: set[str] = set()
+        self.aggregates: list = []
         self.service: Any = None
         self.availability_zone: str | None = None
         self.traits: list[str] = []
@@ -62,6 +84,31 @@ class HostState:
         self.vcpus_used = compute.vcpus_used
         self.cpu_allocation_ratio = compute.cpu_allocation_ratio or 1.0
         self.num_instances = compute.running_vms or 0
+        self.hypervisor_type = compute.hypervisor_type
+        self.hypervisor_version = compute.hypervisor_version
+        self.hypervisor_hostname = compute.hypervisor_hostname
+        self.supported_instances = [list(s) for s in _node_field(compute,
+                                                                 'supported_instances')]
+        self.stats = {k: v for k, v in _node_field(compute, 'stats', {}).items()
+                      if v is not None}
+        try:
+            self.failed_builds = int(self.stats.get('failed_builds', 0))
+        except ValueError:
+            self.failed_builds = 0
+
+    def update_from_instances(self, instances: list[tuple[str, str | None, str | None]]
+                              ) -> None:
+        """Count the instances on this host: ``(uuid, vm_state, task_state)`` each."""
+        self.instances = {uuid for uuid, _vm, _task in instances}
+        self.num_instances = len(self.instances)
+        self.num_io_ops = sum(1 for _uuid, vm, task in instances
+                              if vm == vm_states.BUILDING or task in IO_TASK_STATES)
+
+    def update_from_aggregates(self, aggregates: list) -> None:
+        """Keep the host's aggregates; its zone is theirs, else the default zone."""
+        self.aggregates = list(aggregates)
+        zones = sorted({a.availability_zone for a in aggregates if a.availability_zone})
+        self.availability_zone = ','.join(zones) or CONF.default_availability_zone
 
     def update_from_provider_summary(self, summary: dict) -> None:
         """Take capacity and usage from Placement (capacity already applies the ratio)."""
@@ -86,18 +133,41 @@ class HostState:
         self.free_disk_mb -= disk_gb * 1024
         self.vcpus_used += flavor.vcpus
         self.num_instances += 1
+        # A build is an I/O operation until it ends, as the I/O filter and weigher count.
+        self.num_io_ops += 1
+        if spec_obj.obj_attr_is_set('instance_uuid') and spec_obj.instance_uuid:
+            self.instances.add(spec_obj.instance_uuid)
 
     def __repr__(self) -> str:
-        return '(%s, %s) ram: %sMB disk: %sMB vcpus: %s/%s instances: %s' % (
-            self.host, self.nodename, self.free_ram_mb, self.free_disk_mb,
-            self.vcpus_used, self.vcpus_total, self.num_instances)
+        return ('(%s, %s) ram: %sMB disk: %sMB vcpus: %s/%s instances: %s io_ops: %s'
+                % (self.host, self.nodename, self.free_ram_mb, self.free_disk_mb,
+                   self.vcpus_used, self.vcpus_total, self.num_instances, self.num_io_ops))
 
 
-def _cell_hosts(cctxt: Any, uuids: list[str]) -> tuple[list, dict]:
-    """The compute nodes among ``uuids`` and the compute services of one cell."""
+def _node_field(compute: Any, name: str, default: Any = ()) -> Any:
+    # stats and supported_instances are optional on the ComputeNode object.
+    if name in getattr(compute, 'fields', {}) and compute.obj_attr_is_set(name):
+        value = getattr(compute, name)
+        return default if value is None else value
+    return default
+
+
+def _cell_hosts(cctxt: Any, uuids: list[str]) -> tuple[list, dict, dict]:
+    """The compute nodes among ``uuids``, the compute services, and the instances on
+    those nodes' hosts, of one cell: three queries whatever the number of hosts."""
     nodes = list(objects.ComputeNodeList.get_all_by_uuids(cctxt, uuids))
     services = {s.host: s for s in objects.ServiceList.get_by_binary(cctxt, COMPUTE_BINARY)}
-    return nodes, services
+    by_host: dict[str, list[tuple[str, str | None, str | None]]] = {}
+    hosts = sorted({n.host for n in nodes if n.host})
+    if hosts:
+        with engine.cell_reader(cctxt) as session:
+            rows = session.execute(select(
+                main_models.Instance.host, main_models.Instance.uuid,
+                main_models.Instance.vm_state, main_models.Instance.task_state).where(
+                main_models.Instance.host.in_(hosts), main_models.Instance.deleted == 0))
+            for host, uuid, vm_state, task_state in rows:
+                by_host.setdefault(host, []).append((uuid, vm_state, task_state))
+    return nodes, services, by_host
 
 
 class HostManager:
@@ -128,16 +198,18 @@ class HostManager:
             if result is nl_context.did_not_respond_sentinel or isinstance(result, Exception):
                 LOG.warning('Cell %s is skipped for scheduling: %s', cell_uuid, result)
                 continue
-            nodes, services = result
+            nodes, services, instances = result
             for node in nodes:
                 state = HostState(node.host, node.hypervisor_hostname, cell_uuid)
                 state.update_from_compute_node(node)
                 if node.uuid in provider_summaries:
                     state.update_from_provider_summary(provider_summaries[node.uuid])
+                state.update_from_instances(instances.get(node.host, []))
                 state.service = services.get(node.host)
-                # Aggregates are not wired yet: every host is in the default zone.
-                state.availability_zone = CONF.default_availability_zone
                 states.append(state)
+        aggregates = objects.AggregateList.get_by_hosts(context, [s.host for s in states])
+        for state in states:
+            state.update_from_aggregates(aggregates[state.host])
         missing = set(uuids) - {s.uuid for s in states}
         if missing:
             LOG.info('Resource providers with no compute node in any cell: %s',

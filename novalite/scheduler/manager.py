@@ -54,6 +54,7 @@ class SchedulerManager(manager.Manager):
                 context, with_traits=bool(request.required_traits or request.forbidden_traits))
             raise exception.NoValidHost(reason=utils.explain_no_candidates(request, providers))
 
+        utils.setup_instance_group(context, spec_obj, self._enabled_names())
         by_rp = _allocation_requests_by_root(alloc_reqs, summaries)
         hosts = self.host_manager.get_host_states_by_uuids(context, list(by_rp), summaries)
         if not hosts:
@@ -66,6 +67,10 @@ class SchedulerManager(manager.Manager):
             return selections
         return [{'host': s[0].service_host, 'nodename': s[0].nodename, 'limits': {}}
                 for s in selections]
+
+    def _enabled_names(self) -> list[str]:
+        return ([type(f).__name__ for f in self.host_manager.filter_handler.filters]
+                + [type(w).__name__ for w in self.host_manager.weight_handler.weighers])
 
     @staticmethod
     def _placement_limit(spec_obj: Any) -> int | None:
@@ -80,9 +85,15 @@ class SchedulerManager(manager.Manager):
         """Place each instance in turn, claiming as it goes; undo all claims on failure."""
         claimed: list[str] = []
         selections: list[list] = []
+        spec_uuid = spec_obj.instance_uuid if spec_obj.obj_attr_is_set('instance_uuid') \
+            else None
         try:
             for index in range(num_instances):
                 uuid = instance_uuids[index] if instance_uuids else None
+                if uuid is not None:
+                    # The filters look at the instance being placed (anti-affinity lets
+                    # a host that already runs it pass); one spec serves them all.
+                    spec_obj.instance_uuid = uuid
                 ordered = self._sorted_hosts(spec_obj, hosts, index, num_instances)
                 chosen = self._claim_first(context, spec_obj, uuid, ordered, by_rp, version)
                 if chosen is None:
@@ -92,12 +103,16 @@ class SchedulerManager(manager.Manager):
                 if uuid is not None:
                     claimed.append(uuid)
                 chosen.consume_from_request(spec_obj)
+                _consume_in_group(spec_obj, chosen, uuid)
                 selections.append(self._selections(chosen, ordered, by_rp, version,
                                                    return_alternates))
         except Exception:
             for uuid in claimed:
                 self._free(context, uuid)
             raise
+        finally:
+            if spec_uuid is not None:
+                spec_obj.instance_uuid = spec_uuid
         return selections
 
     def _sorted_hosts(self, spec_obj: Any, hosts: list, index: int,
@@ -154,6 +169,19 @@ def _allocation_requests_by_root(alloc_reqs: list[dict], summaries: dict
         root = summaries.get(rp, {}).get('root_provider_uuid', rp)
         by_rp.setdefault(root, []).append(alloc_req)
     return by_rp
+
+
+def _consume_in_group(spec_obj: Any, chosen: Any, uuid: str | None) -> None:
+    """Count the instance just placed as a member on ``chosen``, so the group filters
+    and weighers see it when placing the next instance of the same request."""
+    group = spec_obj.instance_group if spec_obj.obj_attr_is_set('instance_group') else None
+    if group is None:
+        return
+    if chosen.host not in group.hosts:
+        group.hosts = list(group.hosts) + [chosen.host]
+    if uuid is not None and uuid not in group.members:
+        group.members = list(group.members) + [uuid]
+    group.obj_reset_changes(['hosts', 'members'])
 
 
 def _prefix(index: int, num_instances: int) -> str:

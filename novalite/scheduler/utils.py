@@ -1,4 +1,5 @@
-"""Helpers of the scheduler: what a RequestSpec asks of Placement, and failure texts."""
+"""Helpers of the scheduler: what a RequestSpec asks of Placement, its server group,
+and failure texts."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,6 +9,13 @@ from typing import Any
 # Flavor extra specs that shape the Placement request, as in Nova.
 _RESOURCES_PREFIX = 'resources:'
 _TRAIT_PREFIX = 'trait:'
+# Which filter or weigher enforces each server group policy.
+_POLICY_ENFORCERS = {
+    'affinity': 'ServerGroupAffinityFilter',
+    'anti-affinity': 'ServerGroupAntiAffinityFilter',
+    'soft-affinity': 'ServerGroupSoftAffinityWeigher',
+    'soft-anti-affinity': 'ServerGroupSoftAntiAffinityWeigher',
+}
 # What a forbidden trait means, for failure texts.
 _TRAIT_MEANINGS = {'COMPUTE_STATUS_DISABLED': 'compute service disabled'}
 
@@ -123,3 +131,36 @@ def explain_no_candidates(request: ResourceRequest, providers: dict[str, dict]) 
 def _has(trait: str) -> str:
     meaning = _TRAIT_MEANINGS.get(trait)
     return 'has %s: %s' % (trait, meaning) if meaning else 'has %s' % trait
+
+
+def setup_instance_group(context: Any, spec: Any, enabled: list[str]) -> Any:
+    """Give ``spec`` its server group with fresh members and hosts, or leave it without.
+
+    The group is the spec's ``instance_group`` or, for specs made before that was set,
+    the one the ``group`` scheduler hint names. Members and hosts are re-read: the copy a
+    spec carries was made when the server was requested.
+
+    :param enabled: the names of the filters and weighers in use.
+    :returns: the group, or None.
+    :raises NoValidHost: when the group does not exist or its policy is enforced by a
+        filter or weigher that is not enabled (Nova refuses these too).
+    """
+    from novalite import exception, objects
+    from novalite.objects import instance_group
+    group = spec.instance_group if spec.obj_attr_is_set('instance_group') else None
+    group_uuid = group.uuid if group is not None else spec.get_scheduler_hint('group')
+    if not group_uuid:
+        return None
+    try:
+        group = objects.InstanceGroup.get_by_uuid(context, group_uuid)
+    except instance_group.InstanceGroupNotFound as exc:
+        raise exception.NoValidHost(reason=exc.format_message()) from exc
+    enforcer = _POLICY_ENFORCERS.get(group.policy or '')
+    if enforcer is not None and enforcer not in enabled:
+        raise exception.NoValidHost(reason=(
+            'Server group %s has the %s policy, which needs %s; it is not enabled in '
+            '[filter_scheduler].' % (group.uuid, group.policy, enforcer)))
+    group.hosts = group.get_hosts()
+    group.obj_reset_changes(['hosts'])
+    spec.instance_group = group
+    return group

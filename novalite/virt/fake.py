@@ -49,6 +49,7 @@ class FakeDriver(driver.ComputeDriver):
             'hypervisor_hostname': nodename,
             'cpu_info': json.dumps({'arch': 'x86_64', 'model': 'fake'}),
             'disk_available_least': CONF.fake_driver.local_gb,
+            'supported_instances': [['x86_64', 'fake', 'hvm']],
         }
 
     def list_instance_uuids(self) -> list[str]:

@@ -222,10 +222,13 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
                image: dict | None, filter_properties: dict, admin_password: str | None,
                injected_files: list, requested_networks: Any, request_spec: Any) -> None:
     """Build on the next alternate whose allocation can still be claimed; when none is
-    left, ERROR with a fault that names the last failure."""
+    left, ERROR with a fault that names each host tried and why it failed.
+
+    ``retry['failures']`` carries ``[host, reason]`` pairs from one attempt to the next:
+    the compute adds its build failure, this adds the alternates Placement refused.
+    """
     retry = dict(filter_properties.get('retry') or {})
-    last_error = retry.get('exc_reason') or 'unknown error'
-    last_host = (retry.get('hosts') or [['?']])[-1][0]
+    failures = _failures(retry)
     remaining = list(host_list)
     while remaining:
         selection = remaining.pop(0)
@@ -236,18 +239,25 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
                 context, instance.uuid, alloc_req, instance.project_id, instance.user_id,
                 allocation_request_version=selection.allocation_request_version)
         except exception.PlacementAPIConnectFailure as exc:
-            last_error, claimed = exc.format_message(), False
-            remaining = []
+            failures.append([selection.service_host, 'its resources could not be claimed: '
+                             + exc.format_message()])
+            break
         if not claimed:
+            failures.append([selection.service_host,
+                             'Placement refused the claim of its resources (the host '
+                             'filled up meanwhile)' if alloc_req is not None else
+                             'the scheduler gave no allocation request for it'])
             continue
         retry['num_attempts'] = retry.get('num_attempts', 1) + 1
-        retry.setdefault('hosts', []).append([selection.service_host, selection.nodename])
+        retry['hosts'] = list(retry.get('hosts') or []) + [[selection.service_host,
+                                                            selection.nodename]]
+        retry['failures'] = failures
         instance.task_state = task_states.SCHEDULING
         instance.host = None
         instance.node = None
         instance.save()
         LOG.info('Rescheduling %s to %s after: %s', instance.uuid, selection.service_host,
-                 last_error)
+                 '; '.join('%s: %s' % tuple(f) for f in failures))
         deps.compute_rpcapi.build_and_run_instance(
             context, instance=instance, host=selection.service_host, image=image,
             request_spec=request_spec, filter_properties=dict(filter_properties, retry=retry),
@@ -255,8 +265,23 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
             requested_networks=requested_networks, node=selection.nodename,
             host_list=remaining)
         return
+    # Short words first: the fault's message keeps 255 characters, its details all.
     error = exception.MaxRetriesExceeded(
-        reason='Exhausted all hosts available for retrying build failures for instance '
-               '%s. Last failure on %s: %s' % (instance.uuid, last_host, last_error))
+        reason='Build failed on the %d host%s tried: %s.' % (
+            len(failures), '' if len(failures) == 1 else 's',
+            '; '.join('%s: %s' % (host, reason) for host, reason in failures)))
     set_error(context, instance, error, RESCHEDULE_EVENT)
     free_allocations(deps, context, [instance.uuid])
+
+
+def _failures(retry: dict) -> list[list[str]]:
+    """The ``[host, reason]`` of every attempt so far, the compute's last one included.
+
+    A compute that does not record its failure in ``retry['failures']`` still reports
+    ``exc_reason`` for the last host tried: that is added when missing.
+    """
+    failures = [list(f) for f in retry.get('failures') or []]
+    last = [(retry.get('hosts') or [['?']])[-1][0], retry.get('exc_reason') or 'unknown error']
+    if not failures or failures[-1] != last:
+        failures.append(last)
+    return failures

@@ -78,6 +78,34 @@ class HostFilterHandler:
         return hosts, results
 
 
+def aggregate_metadata(host_state: Any, key: str | None = None) -> dict[str, set[str]]:
+    """The metadata of the host's aggregates: each key with every value it has there.
+
+    :param key: only this key, when given.
+    """
+    metadata: dict[str, set[str]] = {}
+    for aggregate in host_state.aggregates:
+        for name, value in aggregate.metadata.items():
+            if key is None or name == key:
+                metadata.setdefault(name, set()).add(value)
+    return metadata
+
+
+def scheduler_hint_list(spec_obj: Any, name: str) -> list[str]:
+    """A scheduler hint as a list, whether one value or several were given."""
+    value = spec_obj.get_scheduler_hint(name)
+    if not value:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def instance_group(spec_obj: Any) -> Any:
+    """The request's server group, or None."""
+    if not spec_obj.obj_attr_is_set('instance_group'):
+        return None
+    return spec_obj.instance_group
+
+
 def explain_filtered_out(results: list[FilterResult]) -> str:
     """Which filters removed how many hosts, for the NoValidHost reason."""
     parts = ['%s removed %d of %d hosts' % (r.name, r.hosts_in - r.hosts_out, r.hosts_in)

@@ -36,6 +36,18 @@ def normalize(values: list[float], minval: float | None = None,
     return [(v - low) / (high - low) for v in values]
 
 
+def aggregate_multiplier(host_state: Any, name: str) -> float:
+    """``[filter_scheduler] name``, unless the host's aggregates set metadata ``name``:
+    then the smallest of their values (unreadable ones are ignored), as in Nova."""
+    values = []
+    for aggregate in getattr(host_state, 'aggregates', ()):
+        try:
+            values.append(float(aggregate.metadata[name]))
+        except (KeyError, ValueError):
+            continue
+    return min(values) if values else getattr(CONF.filter_scheduler, name)
+
+
 class BaseWeigher(metaclass=abc.ABCMeta):
     """Scores hosts; higher wins.
 

@@ -118,6 +118,8 @@ class LibvirtDriver(driver.ComputeDriver):
             'hypervisor_hostname': nodename,
             'cpu_info': json.dumps(self.host.cpu_info()),
             'disk_available_least': disk_free,
+            # What ImagePropertiesFilter matches images against.
+            'supported_instances': [[info[0], self.virt_type, 'hvm']],
         }
 
     def update_provider_tree(self, provider_tree: Any, nodename: str) -> None:

@@ -98,6 +98,19 @@ class Cloud:
             'DISK_GB': {'total': local_gb}})
         return node.uuid
 
+    def add_instance(self, host: str, instance_uuid: str | None = None,
+                     vm_state: str = 'active', task_state: str | None = None) -> str:
+        """An instance on ``host`` in the cell, as the conductor creates it."""
+        flavor = objects.Flavor(id=1, flavorid='f1', name='f1', memory_mb=512, vcpus=1,
+                                root_gb=1, ephemeral_gb=0, swap=0, extra_specs={})
+        with nl_context.target_cell(self.context, self.cell) as cctxt:
+            instance = objects.Instance(cctxt, uuid=instance_uuid or str(uuid.uuid4()),
+                                        host=host, node=host, project_id='p1',
+                                        user_id='u1', vm_state=vm_state,
+                                        task_state=task_state, flavor=flavor)
+            instance.create()
+        return instance.uuid
+
     def stop_heartbeats(self, name: str) -> None:
         """Make the service of ``name`` look dead since long ago."""
         with nl_context.target_cell(self.context, self.cell) as cctxt:

@@ -10,8 +10,8 @@ from novalite import objects
 from novalite.conf import CONF
 from novalite.scheduler import filters
 from novalite.scheduler.filters import availability_zone_filter, compute_filter
-from novalite.scheduler.host_manager import HostState
 from novalite.servicegroup import api as servicegroup_api
+from tests.unit.scheduler import fakes
 
 objects.register_all()
 
@@ -23,10 +23,10 @@ def _service(seconds_ago=0, disabled=False, forced_down=False):
                            - datetime.timedelta(seconds=seconds_ago))
 
 
-def _host(name='h1', service=None, zone='nova'):
-    state = HostState(name, name, 'cell1')
+def _host(name='h1', service=None, zone=None):
+    aggregates = [fakes.aggregate(availability_zone=zone)] if zone else []
+    state = fakes.host(name, aggregates=aggregates)
     state.service = service if service is not None else _service()
-    state.availability_zone = zone
     return state
 
 
@@ -73,12 +73,32 @@ def test_compute_filter():
     assert not host_filter.host_passes(no_service, spec)
 
 
-def test_availability_zone_filter():
+def test_availability_zone_filter_reads_the_aggregates_zone():
     host_filter = availability_zone_filter.AvailabilityZoneFilter()
 
-    assert host_filter.host_passes(_host(zone='nova'), _spec())
-    assert host_filter.host_passes(_host(zone='nova'), _spec('nova'))
-    assert not host_filter.host_passes(_host(zone='nova'), _spec('az2'))
+    assert host_filter.host_passes(_host(zone='az1'), _spec())
+    assert host_filter.host_passes(_host(zone='az1'), _spec('az1'))
+    assert not host_filter.host_passes(_host(zone='az1'), _spec('az2'))
+    # A host in two zoned aggregates is in both.
+    two = fakes.host(aggregates=[fakes.aggregate('a', availability_zone='az1'),
+                                 fakes.aggregate('b', availability_zone='az2'),
+                                 fakes.aggregate('c', ssd='true')])
+    assert host_filter.host_passes(two, _spec('az2'))
+    assert two.availability_zone == 'az1,az2'
+
+
+def test_availability_zone_filter_falls_back_to_the_default_zone():
+    host_filter = availability_zone_filter.AvailabilityZoneFilter()
+    unzoned = fakes.host(aggregates=[fakes.aggregate(ssd='true')])
+
+    assert unzoned.availability_zone == 'nova'
+    assert host_filter.host_passes(unzoned, _spec('nova'))
+    assert not host_filter.host_passes(unzoned, _spec('az1'))
+    CONF.set_override('default_availability_zone', 'az1')
+    try:
+        assert host_filter.host_passes(unzoned, _spec('az1'))
+    finally:
+        CONF.clear_override('default_availability_zone')
 
 
 def test_handler_loads_filters_by_name_in_order():
