@@ -96,7 +96,11 @@ class Stack:
             os.makedirs(path, exist_ok=True)
         self._save()
         transport_url = self._make_vhost_and_databases()
-        # Glance's schema sync takes seconds: it runs while Placement starts.
+        # Glance's schema sync takes seconds: it runs while Placement starts. The process
+        # is forked from this thread (it is told to stop when its forking thread ends).
+        self.glance = glance_process.GlanceProcess(os.path.join(self.state_dir, 'glance'))
+        self.glance.launch()
+        self._record_pid('glance', self.glance.process.pid)
         self._glance_thread = threading.Thread(target=self._start_glance, daemon=True)
         self._glance_thread.start()
         self._start_placement()
@@ -169,15 +173,7 @@ class Stack:
 
     def _start_glance(self) -> None:
         try:
-            self.glance = glance_process.GlanceProcess(os.path.join(self.state_dir, 'glance'))
-            try:
-                url = self.glance.start()
-            except requests.Timeout:
-                # start() retries refused connections only; on a busy machine Glance's
-                # first answer (its worker loads the app lazily) can take longer.
-                url = self.glance.url
-                self.wait_for(lambda: _answers(url + '/v2/images'), 60, 'Glance')
-            self._record_pid('glance', self.glance.process.pid)
+            url = self.glance.wait_ready()
             self.image_id = self.glance.create_image(IMAGE_NAME, IMAGE_DATA)
             self.glance_url = url
         except Exception as exc:  # reported by _up, which waits for this thread
