@@ -289,3 +289,36 @@ class DiskCreationFailed(NovaliteException):
 
 class GuestGone(NovaliteException):
     msg_fmt = 'The guest of instance %(uuid)s is gone from host %(host)s'
+
+
+class KeyPairExists(Conflict):
+    msg_fmt = 'Key pair \'%(key_name)s\' already exists.'
+
+
+class InvalidKeypair(Invalid):
+    msg_fmt = 'Keypair data is invalid: %(reason)s'
+
+
+class KeypairLimitExceeded(QuotaError):
+    msg_fmt = 'Quota exceeded, too many key pairs.'
+
+
+class MetadataLimitExceeded(QuotaError):
+    msg_fmt = 'Maximum number of metadata items exceeds %(allowed)d'
+
+
+class InstanceTagNotFound(NotFound):
+    msg_fmt = 'Instance %(instance_id)s has no tag \'%(tag)s\''
+
+
+class FlavorAccessExists(Conflict):
+    msg_fmt = ('Flavor access already exists for flavor %(flavor_id)s and project '
+               '%(project_id)s combination.')
+
+
+class FlavorAccessNotFound(NotFound):
+    msg_fmt = 'Flavor access not found for %(flavor_id)s / %(project_id)s combination.'
+
+
+class FlavorExtraSpecsNotFound(NotFound):
+    msg_fmt = 'Flavor %(flavor_id)s has no extra specs with key %(extra_specs_key)s.'

@@ -3,14 +3,15 @@
 Limits come from, in order: per-user rows (``project_user_quotas``), per-project rows
 (``quotas``), the ``default`` quota class (``quota_classes``), then ``[quota]`` options.
 Usage of instances, cores and ram is counted in every cell plus the build requests
-not yet in a cell. The API checks before creating; the conductor checks again after,
-so that concurrent requests cannot together pass a limit.
+not yet in a cell; key pairs and server groups in the API database. The API checks
+before creating; the conductor checks again after, so that concurrent requests cannot
+together pass a limit.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 
 from novalite import exception
 from novalite.conf import CONF
@@ -18,19 +19,74 @@ from novalite.db import engine
 from novalite.db.api import models as api_models
 
 COUNTED = ('instances', 'cores', 'ram')
+DEFAULT_CLASS = 'default'
+
+# Every resource with a limit and the [quota] option of its default. None: nova-network
+# quotas, always -1, kept only because microversions before 2.36 still report them.
+RESOURCES: dict[str, str | None] = {
+    'instances': 'instances',
+    'cores': 'cores',
+    'ram': 'ram',
+    'metadata_items': 'metadata_items',
+    'injected_files': 'injected_files',
+    'injected_file_content_bytes': 'injected_file_content_bytes',
+    'injected_file_path_bytes': 'injected_file_path_length',
+    'key_pairs': 'key_pairs',
+    'server_groups': 'server_groups',
+    'server_group_members': 'server_group_members',
+    'fixed_ips': None,
+    'floating_ips': None,
+    'security_groups': None,
+    'security_group_rules': None,
+}
+NETWORK_RESOURCES = ('fixed_ips', 'floating_ips', 'security_groups', 'security_group_rules')
+INJECTED_FILE_RESOURCES = ('injected_files', 'injected_file_content_bytes',
+                           'injected_file_path_bytes')
+
+
+class OverQuota(exception.QuotaError):
+    msg_fmt = 'Quota exceeded for resources: %(overs)s'
+
+
+def defaults() -> dict[str, int]:
+    """The limits of the ``[quota]`` options alone."""
+    return {name: -1 if opt is None else getattr(CONF.quota, opt)
+            for name, opt in RESOURCES.items()}
+
+
+def _overlay(limits: dict[str, int], rows: Any) -> dict[str, int]:
+    for row in rows:
+        if row.resource in limits and row.hard_limit is not None:
+            limits[row.resource] = row.hard_limit
+    return limits
+
+
+def get_class_limits(quota_class: str = DEFAULT_CLASS) -> dict[str, int]:
+    """A quota class's limits: its rows over the ``[quota]`` options."""
+    with engine.api_reader() as session:
+        return _overlay(defaults(), session.scalars(
+            select(api_models.QuotaClass).filter_by(class_name=quota_class)))
+
+
+def get_project_limits(project_id: str, user_id: str | None = None) -> dict[str, int]:
+    """The limits shown for a project, or for one of its users (a user row wins)."""
+    limits = get_class_limits()
+    with engine.api_reader() as session:
+        _overlay(limits, session.scalars(select(api_models.Quota)
+                                         .filter_by(project_id=project_id)))
+        if user_id:
+            _overlay(limits, session.scalars(select(api_models.ProjectUserQuota)
+                                             .filter_by(project_id=project_id,
+                                                        user_id=user_id)))
+    return limits
 
 
 def get_limits(context: Any, project_id: str, user_id: str | None = None) -> dict[str, int]:
-    limits = {name: getattr(CONF.quota, name) for name in COUNTED}
-    with engine.api_reader() as session:
-        for row in session.scalars(select(api_models.QuotaClass)
-                                   .filter_by(class_name='default')):
-            if row.resource in limits and row.hard_limit is not None:
-                limits[row.resource] = row.hard_limit
-        for row in session.scalars(select(api_models.Quota).filter_by(project_id=project_id)):
-            if row.resource in limits and row.hard_limit is not None:
-                limits[row.resource] = row.hard_limit
-        if user_id:
+    """The limits a request of ``user_id`` is checked against: the project's, capped by
+    the user's own where one is set (usage is counted per project)."""
+    limits = get_project_limits(project_id)
+    if user_id:
+        with engine.api_reader() as session:
             for row in session.scalars(select(api_models.ProjectUserQuota)
                                        .filter_by(project_id=project_id, user_id=user_id)):
                 if row.resource in limits and row.hard_limit is not None:
@@ -39,23 +95,62 @@ def get_limits(context: Any, project_id: str, user_id: str | None = None) -> dic
     return limits
 
 
-def count_usage(context: Any, project_id: str) -> dict[str, int]:
-    """instances, cores and ram the project uses in all cells and in build requests."""
+def set_limits(project_id: str, limits: dict[str, int], user_id: str | None = None) -> None:
+    """Store project (or, with ``user_id``, per-user) limits; other resources untouched."""
+    model = api_models.ProjectUserQuota if user_id else api_models.Quota
+    keys = {'project_id': project_id}
+    if user_id:
+        keys['user_id'] = user_id
+    with engine.api_writer() as session:
+        rows = {r.resource: r for r in session.scalars(select(model).filter_by(**keys))}
+        for resource, hard_limit in limits.items():
+            if resource in rows:
+                rows[resource].hard_limit = hard_limit
+            else:
+                session.add(model(resource=resource, hard_limit=hard_limit, **keys))
+
+
+def delete_limits(project_id: str, user_id: str | None = None) -> None:
+    """Back to the defaults: a project's rows and all its users' rows, or one user's."""
+    with engine.api_writer() as session:
+        query = delete(api_models.ProjectUserQuota).where(
+            api_models.ProjectUserQuota.project_id == project_id)
+        if user_id:
+            session.execute(query.where(api_models.ProjectUserQuota.user_id == user_id))
+            return
+        session.execute(query)
+        session.execute(delete(api_models.Quota).where(
+            api_models.Quota.project_id == project_id))
+
+
+def set_class_limits(quota_class: str, limits: dict[str, int]) -> None:
+    with engine.api_writer() as session:
+        rows = {r.resource: r for r in session.scalars(
+            select(api_models.QuotaClass).filter_by(class_name=quota_class))}
+        for resource, hard_limit in limits.items():
+            if resource in rows:
+                rows[resource].hard_limit = hard_limit
+            else:
+                session.add(api_models.QuotaClass(class_name=quota_class, resource=resource,
+                                                  hard_limit=hard_limit))
+
+
+def _count_instances(context: Any, project_id: str, user_id: str | None) -> dict[str, int]:
     from novalite import context as nl_context
     from novalite import objects
     usage = dict.fromkeys(COUNTED, 0)
-    cells = [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
-    cell0 = [c for c in objects.CellMappingList.get_all(context) if c.is_cell0]
+    scope = 'user' if user_id else 'project'
     results = nl_context.scatter_gather_cells(
-        context, cells + cell0, 30,
-        lambda cctxt: objects.InstanceList.get_counts(cctxt, project_id))
+        context, list(objects.CellMappingList.get_all(context)), 30,
+        lambda cctxt: objects.InstanceList.get_counts(cctxt, project_id, user_id))
     for result in results.values():
-        if isinstance(result, dict):
-            for key in COUNTED:
-                usage[key] += result['project'][key]
-        else:
+        if not isinstance(result, dict):
             raise exception.CellTimeout()
+        for key in COUNTED:
+            usage[key] += result[scope][key]
     for build_request in objects.BuildRequestList.get_all(context, project_id=project_id):
+        if user_id and build_request.user_id != user_id:
+            continue
         instance = build_request.instance
         usage['instances'] += 1
         usage['cores'] += instance.vcpus or 0
@@ -63,24 +158,66 @@ def count_usage(context: Any, project_id: str) -> dict[str, int]:
     return usage
 
 
+def count_usage(context: Any, project_id: str) -> dict[str, int]:
+    """instances, cores and ram the project uses in all cells and in build requests."""
+    return _count_instances(context, project_id, None)
+
+
+def count_server_groups(project_id: str, user_id: str | None = None) -> int:
+    query = select(func.count(api_models.InstanceGroup.id)).filter_by(project_id=project_id)
+    if user_id:
+        query = query.filter_by(user_id=user_id)
+    with engine.api_reader() as session:
+        return session.scalar(query) or 0
+
+
+def count_key_pairs(user_id: str) -> int:
+    with engine.api_reader() as session:
+        return session.scalar(select(func.count(api_models.KeyPair.id))
+                              .filter_by(user_id=user_id)) or 0
+
+
+def in_use(context: Any, project_id: str, user_id: str | None = None) -> dict[str, int]:
+    """Usage of every resource, of the project or of one of its users.
+
+    Key pairs belong to users, so a project's count is 0; resources counted per server
+    or per group (metadata items, group members) have no total and show 0, as in Nova.
+    """
+    usage = dict.fromkeys(RESOURCES, 0)
+    usage.update(_count_instances(context, project_id, user_id))
+    usage['server_groups'] = count_server_groups(project_id, user_id)
+    if user_id:
+        usage['key_pairs'] = count_key_pairs(user_id)
+    return usage
+
+
 def check_deltas(context: Any, deltas: dict[str, int], project_id: str,
                  user_id: str | None = None) -> None:
-    """Raise ``TooManyInstances`` if adding ``deltas`` passes a limit."""
+    """Raise ``TooManyInstances`` (instances, cores, ram) or ``OverQuota`` (others) if
+    adding ``deltas`` passes a limit."""
     headroom(context, deltas, project_id, user_id, raise_over=True)
 
 
 def headroom(context: Any, deltas: dict[str, int], project_id: str,
              user_id: str | None = None, raise_over: bool = False) -> dict[str, int]:
-    """How much of each resource is left (-1: unlimited); raise when ``deltas`` does not
-    fit and ``raise_over``."""
+    """How much of each counted resource in ``deltas`` (always instances, cores, ram) is
+    left (-1: unlimited); raise when ``deltas`` does not fit and ``raise_over``."""
     limits = get_limits(context, project_id, user_id)
-    usage = count_usage(context, project_id)
-    left = {k: -1 if limits[k] < 0 else limits[k] - usage[k] for k in COUNTED}
+    names = list(COUNTED) + [k for k in deltas if k not in COUNTED]
+    usage: dict[str, int] = count_usage(context, project_id)
+    if 'server_groups' in deltas:
+        usage['server_groups'] = count_server_groups(project_id)
+    if 'key_pairs' in deltas and user_id:
+        usage['key_pairs'] = count_key_pairs(user_id)
+    left = {k: -1 if limits[k] < 0 else limits[k] - usage.get(k, 0)
+            for k in names if k in limits}
     overs = sorted(k for k, v in deltas.items()
-                   if k in limits and limits[k] >= 0 and usage[k] + v > limits[k])
+                   if k in limits and limits[k] >= 0 and usage.get(k, 0) + v > limits[k])
     if overs and raise_over:
-        raise exception.TooManyInstances(
-            overs=', '.join(overs), req=', '.join(str(deltas[k]) for k in overs),
-            used=', '.join(str(usage[k]) for k in overs),
-            allowed=', '.join(str(limits[k]) for k in overs))
+        if set(overs) <= set(COUNTED):
+            raise exception.TooManyInstances(
+                overs=', '.join(overs), req=', '.join(str(deltas[k]) for k in overs),
+                used=', '.join(str(usage[k]) for k in overs),
+                allowed=', '.join(str(limits[k]) for k in overs))
+        raise OverQuota(overs=', '.join(overs))
     return left

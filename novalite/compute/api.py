@@ -14,7 +14,13 @@ from oslo_utils import timeutils, uuidutils
 
 from novalite import context as nl_context
 from novalite import exception, objects, quota, utils
-from novalite.compute import instance_actions, power_state, task_states, vm_states
+from novalite.compute import (
+    instance_actions,
+    instance_edit,
+    power_state,
+    task_states,
+    vm_states,
+)
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
@@ -102,6 +108,9 @@ class API:
         system_metadata = {'image_%s' % k: str(v) for k, v in
                            (image or {}).items() if k in ('min_ram', 'min_disk',
                                                           'disk_format', 'container_format')}
+        # Image properties travel with the server, as in Nova (shown from 2.98).
+        for key, value in ((image or {}).get('properties') or {}).items():
+            system_metadata['image_%s' % key] = str(value)[:255]
         system_metadata['image_base_image_ref'] = image_href or ''
         instance = objects.Instance(
             context, uuid=uuidutils.generate_uuid(), user_id=context.user_id,
@@ -132,7 +141,8 @@ class API:
                tags: list | None = None, hostname: str | None = None,
                admin_password: str | None = None, access_ip_v4: str | None = None,
                access_ip_v6: str | None = None, config_drive: Any = None,
-               personality: list | None = None) -> tuple[list, str]:
+               personality: list | None = None, requested_host: str | None = None,
+               requested_hypervisor_hostname: str | None = None) -> tuple[list, str]:
         """Accept a boot request; return the (not yet scheduled) instances and the
         reservation id. Nothing is written when a check fails."""
         if flavor.disabled:
@@ -153,9 +163,20 @@ class API:
                                                'Requested %d, limit %d' % (len(metadata), limit))
         count = self._count_allowed(context, flavor, min_count, max_count)
         force_hosts, force_nodes = self._parse_az_host(context, availability_zone)
-        if force_hosts:
+        if force_hosts or force_nodes:
             availability_zone = availability_zone.split(':', 1)[0] or None
+        # 2.74: the RequestSpec has no requested_destination yet, so a requested host or
+        # node is forced like "az:host:node" (the API checked that it exists).
+        force_hosts = [requested_host] if requested_host else force_hosts
+        force_nodes = [requested_hypervisor_hostname] if requested_hypervisor_hostname \
+            else force_nodes
         group = self._server_group(context, scheduler_hints)
+        if group is not None:
+            limit = quota.get_limits(context, context.project_id,
+                                     context.user_id)['server_group_members']
+            if 0 <= limit < len(group.get_live_members()) + count:
+                raise exception.QuotaError(
+                    message='Quota exceeded, too many servers in group')
         reservation_id = utils.generate_reservation_id()
         image_meta = objects.ImageMeta.from_dict(image) if image else None
         instances, build_requests, specs = [], [], []
@@ -254,6 +275,78 @@ class API:
         return instance_list.get_instances_sorted(
             context, dict(search_opts), limit, marker, sort_keys or ['created_at'],
             sort_dirs or ['desc'], expected_attrs or [])
+
+    # -- update, metadata, tags --------------------------------------------------------
+
+    def update_instance(self, context: Any, instance: Any, updates: dict) -> Any:
+        """Change plain fields (name, description, hostname, access IPs). A server still
+        being scheduled has its BuildRequest changed instead."""
+        if not instance.obj_attr_is_set('id'):
+            try:
+                build_request = objects.BuildRequest.get_by_instance_uuid(
+                    context, instance.uuid)
+                for key, value in updates.items():
+                    setattr(build_request.instance, key, value)
+                build_request.save()
+                return build_request.instance
+            except exception.BuildRequestNotFound:
+                instance = self.get(context, instance.uuid)
+        for key, value in updates.items():
+            setattr(instance, key, value)
+        instance.save()
+        return instance
+
+    def update_instance_metadata(self, context: Any, instance: Any, metadata: dict,
+                                 delete: bool = False) -> dict:
+        """Merge ``metadata`` into the server's (or replace it when ``delete``)."""
+        instance_edit.check_state(instance, instance_edit.METADATA_STATES,
+                                  'update metadata', task_state_must_be_none=True)
+        new = dict(metadata) if delete else dict(instance.metadata, **metadata)
+        instance_edit.check_metadata_quota(new)
+        instance.metadata = new
+        instance.save()
+        return new
+
+    def delete_instance_metadata(self, context: Any, instance: Any, key: str) -> None:
+        instance_edit.check_state(instance, instance_edit.METADATA_STATES,
+                                  'delete metadata', task_state_must_be_none=True)
+        instance.metadata = {k: v for k, v in instance.metadata.items() if k != key}
+        instance.save()
+
+    def set_tags(self, context: Any, instance: Any, tags: list[str]) -> list[str]:
+        """Replace the server's tags; tags change only on a server that is in a cell
+        and not building (409 otherwise, as in Nova)."""
+        instance_edit.check_state(instance, instance_edit.TAG_STATES, 'update tags')
+        instance.tags = sorted(set(tags))
+        instance.save()
+        return list(instance.tags)
+
+    # -- instance actions --------------------------------------------------------------
+
+    def actions_get(self, context: Any, instance: Any, limit: int | None = None,
+                    marker: str | None = None, filters: dict | None = None) -> list:
+        """The server's actions, newest first (none while it is being scheduled)."""
+        return instance_edit.in_cell(
+            context, instance.uuid, [], lambda cctxt: list(
+                objects.InstanceActionList.get_by_instance_uuid(
+                    cctxt, instance.uuid, limit=limit, marker=marker, filters=filters)))
+
+    def action_get_by_request_id(self, context: Any, instance: Any,
+                                 request_id: str) -> tuple[Any, list] | None:
+        """The action of one request with its events, or None."""
+        def get(cctxt: Any) -> tuple[Any, list] | None:
+            try:
+                action = objects.InstanceAction.get_by_request_id(cctxt, instance.uuid,
+                                                                  request_id)
+            except exception.InstanceActionNotFound:
+                return None
+            return action, list(objects.InstanceActionEventList.get_by_action(
+                cctxt, action.id))
+        return instance_edit.in_cell(context, instance.uuid, None, get)
+
+    def get_instances_host_statuses(self, instances: list) -> dict[str, str]:
+        """UP, DOWN, MAINTENANCE, UNKNOWN or '' of each server's host (2.16)."""
+        return instance_edit.host_statuses(instances, self.servicegroup_api)
 
     # -- delete ------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from novalite.db import engine
 from novalite.db.main import models
 
 _BUILD_REQUEST_KEYS = ('project_id', 'user_id', 'vm_state', 'task_state', 'image_ref',
-                       'instance_type_id', 'reservation_id', 'availability_zone', 'uuid')
+                       'instance_type_id', 'uuid')
 
 
 def _value(obj: Any, key: str) -> Any:
@@ -66,6 +66,18 @@ def _matches(instance: Any, filters: dict) -> bool:
         return False
     not_tags = set(filters.get('not-tags') or [])
     if not_tags and not_tags.issubset(set(instance.tags or [])):
+        return False
+    any_tags = set(filters.get('tags-any') or [])
+    if any_tags and not any_tags & set(instance.tags or []):
+        return False
+    if set(filters.get('not-tags-any') or []) & set(instance.tags or []):
+        return False
+    for key, field in (('description', 'display_description'), ('key_name', 'key_name'),
+                       ('hostname', 'hostname'), ('reservation_id', 'reservation_id'),
+                       ('availability_zone', 'availability_zone')):
+        if filters.get(key) and not re.search(filters[key], getattr(instance, field) or ''):
+            return False
+    if 'locked' in filters and bool(instance.locked) != filters['locked']:
         return False
     since = filters.get('changes-since')
     if since is not None and (instance.updated_at or instance.created_at) < since:

@@ -11,6 +11,16 @@ opts = [
     cfg.IntOpt('ram', default=50 * 1024, min=-1, help='MiB of RAM per project.'),
     cfg.IntOpt('key_pairs', default=100, min=-1, help='Key pairs per user.'),
     cfg.IntOpt('metadata_items', default=128, min=-1, help='Metadata items per server.'),
+    cfg.IntOpt('injected_files', default=5, min=-1,
+               help='Files injected (personality) per server; the API takes them until '
+                    'microversion 2.57.'),
+    cfg.IntOpt('injected_file_content_bytes', default=10 * 1024, min=-1,
+               help='Bytes of content of one injected file.'),
+    cfg.IntOpt('injected_file_path_length', default=255, min=-1,
+               help='Characters of the path of one injected file.'),
+    cfg.IntOpt('server_groups', default=10, min=-1, help='Server groups per project.'),
+    cfg.IntOpt('server_group_members', default=10, min=-1,
+               help='Servers per server group.'),
     cfg.BoolOpt('recheck_quota', default=True,
                 help='Check quota again after the instances are created, so that '
                      'concurrent requests cannot together exceed a limit.'),

@@ -99,6 +99,27 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         self.metadata = dict(metadata)
         self.obj_reset_changes()
 
+    def save(self) -> None:
+        """Store a new name (hosts and metadata have their own methods)."""
+        changes = self.obj_get_changes()
+        if set(changes) - {'name'}:
+            raise exception.ObjectActionError(
+                action='save', reason='only the name is saved; hosts and metadata have '
+                                      'add_host() and update_metadata()')
+        if 'name' in changes:
+            with engine.api_writer() as session:
+                other = session.scalars(select(models.Aggregate.id).filter_by(
+                    name=self.name)).first()
+                if other is not None and other != self.id:
+                    raise AggregateNameExists(aggregate_name=self.name)
+                row = session.get(models.Aggregate, self.id)
+                if row is None:
+                    raise AggregateNotFound(aggregate_id=self.id)
+                row.name = self.name
+                session.flush()
+                self.updated_at = row.updated_at
+        self.obj_reset_changes()
+
     def add_host(self, host: str) -> None:
         with engine.api_writer() as session:
             if session.scalars(select(models.AggregateHost.id)

@@ -55,6 +55,18 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
         self.id = base.insert_row(row, session).id
         self.obj_reset_changes()
 
+    def save(self) -> None:
+        """Write the (changed) instance and tags; ``BuildRequestNotFound`` if the
+        conductor took the build request meanwhile."""
+        with engine.api_writer() as session:
+            row = session.scalars(select(models.BuildRequest)
+                                  .filter_by(instance_uuid=self.instance_uuid)).first()
+            if row is None:
+                raise exception.BuildRequestNotFound(uuid=self.instance_uuid)
+            row.instance = base.obj_to_json(self.instance)
+            row.tags = base.to_json(self.tags if self.obj_attr_is_set('tags') else [])
+        self.obj_reset_changes()
+
     def destroy(self) -> None:
         """Delete the row; ``BuildRequestNotFound`` if it was already gone."""
         with engine.api_writer() as session:

@@ -99,6 +99,32 @@ class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
                 setattr(row, key, value)
         self.obj_reset_changes()
 
+    def update_extra_specs(self, specs: dict[str, str]) -> None:
+        """Add or change extra specs in place (others are kept)."""
+        with engine.api_writer() as session:
+            rows = {r.key: r for r in session.scalars(select(models.FlavorExtraSpecs)
+                                                      .filter_by(flavor_id=self.id))}
+            for key, value in specs.items():
+                if key in rows:
+                    rows[key].value = value
+                else:
+                    session.add(models.FlavorExtraSpecs(flavor_id=self.id, key=key,
+                                                        value=value))
+        self.extra_specs = dict(self.extra_specs, **specs)
+        self.obj_reset_changes(['extra_specs'])
+
+    def delete_extra_spec(self, key: str) -> None:
+        """Remove one extra spec; ``FlavorExtraSpecsNotFound`` if it is not set."""
+        with engine.api_writer() as session:
+            row = session.scalars(select(models.FlavorExtraSpecs).filter_by(
+                flavor_id=self.id, key=key)).first()
+            if row is None:
+                raise exception.FlavorExtraSpecsNotFound(flavor_id=self.flavorid,
+                                                         extra_specs_key=key)
+            session.delete(row)
+        self.extra_specs = {k: v for k, v in self.extra_specs.items() if k != key}
+        self.obj_reset_changes(['extra_specs'])
+
     def add_access(self, project_id: str) -> None:
         """Share the flavor with a project; ``FlavorAccessExists`` if it already is."""
         with engine.api_writer() as session:

@@ -182,6 +182,31 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
             hosts.update(result)
         return sorted(hosts)
 
+    def get_live_members(self) -> list[str]:
+        """The members not deleted, in membership order.
+
+        Deleting a server leaves its membership row (as in Nova, it goes when the
+        instance is archived), so readers of the group ask the cells; a member still
+        being scheduled counts unless its deletion was asked for.
+        """
+        if not self.members:
+            return []
+        from novalite.objects.instance_mapping import InstanceMappingList
+        live: set[str] = set()
+        by_cell: dict[str, tuple[Any, list[str]]] = {}
+        for mapping in InstanceMappingList.get_by_instance_uuids(self._context,
+                                                                 list(self.members)):
+            if mapping.cell_mapping is None:
+                if not mapping.queued_for_delete:
+                    live.add(mapping.instance_uuid)
+                continue
+            by_cell.setdefault(mapping.cell_mapping.uuid,
+                               (mapping.cell_mapping, []))[1].append(mapping.instance_uuid)
+        for cell, uuids in by_cell.values():
+            with nl_context.target_cell(self._context, cell) as cctxt:
+                live.update(_not_deleted(cctxt, uuids))
+        return [u for u in self.members if u in live]
+
     def destroy(self) -> None:
         with engine.api_writer() as session:
             row = session.scalars(select(models.InstanceGroup)
@@ -191,6 +216,13 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
             for table in (models.InstanceGroupMember, models.InstanceGroupPolicy):
                 session.execute(delete(table).where(table.group_id == row.id))
             session.delete(row)
+
+
+def _not_deleted(cctxt: Any, uuids: list[str]) -> set[str]:
+    with engine.cell_reader(cctxt) as session:
+        return set(session.scalars(
+            select(main_models.Instance.uuid).where(
+                main_models.Instance.uuid.in_(uuids), main_models.Instance.deleted == 0)))
 
 
 def _member_hosts(cctxt: Any, uuids: list[str]) -> set[str]:

@@ -5,9 +5,31 @@ import itertools
 
 from oslo_policy import policy
 
-from novalite.policies import base, flavors, servers, services
+from novalite.policies import (
+    aggregates,
+    availability_zone,
+    base,
+    flavor_access,
+    flavors,
+    hypervisors,
+    instance_actions,
+    keypairs,
+    limits,
+    quota_class_sets,
+    quota_sets,
+    server_groups,
+    server_metadata,
+    server_tags,
+    servers,
+    services,
+)
 
 
 def list_rules() -> list[policy.RuleDefault]:
-    return list(itertools.chain(base.list_rules(), flavors.list_rules(),
-                                servers.list_rules(), services.list_rules()))
+    return list(itertools.chain(
+        base.list_rules(), flavors.list_rules(), flavor_access.list_rules(),
+        servers.list_rules(), server_metadata.list_rules(), server_tags.list_rules(),
+        instance_actions.list_rules(), keypairs.list_rules(), services.list_rules(),
+        limits.list_rules(), quota_sets.list_rules(), quota_class_sets.list_rules(),
+        availability_zone.list_rules(), aggregates.list_rules(), server_groups.list_rules(),
+        hypervisors.list_rules()))

@@ -6,7 +6,18 @@ from oslo_policy import policy
 from novalite.policies import base
 
 MANAGE = 'os_compute_api:os-flavor-manage:%s'
-EXTRA_SPECS_INDEX = 'os_compute_api:os-flavor-extra-specs:index'
+EXTRA_SPECS = 'os_compute_api:os-flavor-extra-specs:%s'
+EXTRA_SPECS_INDEX = EXTRA_SPECS % 'index'
+_SPECS_PATH = '/flavors/{flavor_id}/os-extra_specs'
+
+
+def _specs_rule(name: str, check: str, description: str, method: str, path: str
+                ) -> policy.DocumentedRuleDefault:
+    return policy.DocumentedRuleDefault(name=EXTRA_SPECS % name, check_str=check,
+                                        description=description,
+                                        operations=[{'method': method, 'path': path}],
+                                        scope_types=['project'])
+
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -19,10 +30,24 @@ rules = [
         operations=[{'method': 'DELETE', 'path': '/flavors/{flavor_id}'}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(
+        name=MANAGE % 'update', check_str=base.RULE_ADMIN_API,
+        description='Update the description of a flavor (2.55).',
+        operations=[{'method': 'PUT', 'path': '/flavors/{flavor_id}'}],
+        scope_types=['project']),
+    _specs_rule('show', base.PROJECT_READER_OR_ADMIN, 'Show one extra spec of a flavor.',
+                'GET', _SPECS_PATH + '/{key}'),
+    _specs_rule('create', base.RULE_ADMIN_API, 'Add or update extra specs of a flavor.',
+                'POST', _SPECS_PATH),
+    _specs_rule('update', base.RULE_ADMIN_API, 'Set one extra spec of a flavor.',
+                'PUT', _SPECS_PATH + '/{key}'),
+    _specs_rule('delete', base.RULE_ADMIN_API, 'Delete one extra spec of a flavor.',
+                'DELETE', _SPECS_PATH + '/{key}'),
+    policy.DocumentedRuleDefault(
         name=EXTRA_SPECS_INDEX, check_str=base.PROJECT_READER_OR_ADMIN,
         description='Show the extra specs of a flavor (in flavor views from 2.61 and '
                     'embedded server flavors from 2.47).',
-        operations=[{'method': 'GET', 'path': '/flavors/{flavor_id}'},
+        operations=[{'method': 'GET', 'path': _SPECS_PATH},
+                    {'method': 'GET', 'path': '/flavors/{flavor_id}'},
                     {'method': 'GET', 'path': '/servers/{server_id}'}],
         scope_types=['project']),
 ]

@@ -172,3 +172,38 @@ class ViewBuilder:
         href = '%s/%s?%s' % (self._prefix(req), collection_name,
                              urllib.parse.urlencode(list(params.items())))
         return [{'rel': 'next', 'href': href}]
+
+
+def get_instance(compute_api: Any, context: Any, instance_id: str,
+                 expected_attrs: list | None = None) -> Any:
+    """The server ``instance_id`` as the caller may see it.
+
+    Servers of other projects do not exist for non-administrators: 404, not 403, so
+    that their ids cannot be probed.
+    """
+    from novalite import exception
+    instance = compute_api.get(context, instance_id, expected_attrs=expected_attrs)
+    if not context.is_admin and instance.project_id != context.project_id:
+        raise exception.InstanceNotFound(instance_id=instance_id)
+    return instance
+
+
+def instance_target(instance: Any) -> dict:
+    """The policy target of a server: its project and user."""
+    return {'project_id': instance.project_id, 'user_id': instance.user_id}
+
+
+class ComputeAPIUser:
+    """A controller that calls the compute API, built on first use (it makes RPC
+    clients, which need ``rpc.init()``); tests pass a double instead."""
+
+    def __init__(self, compute_api: Any = None) -> None:
+        super().__init__()
+        self._compute_api = compute_api
+
+    @property
+    def compute_api(self) -> Any:
+        if self._compute_api is None:
+            from novalite.compute import api as compute_api
+            self._compute_api = compute_api.API()
+        return self._compute_api

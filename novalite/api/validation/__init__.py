@@ -27,8 +27,17 @@ def schema(request_body_schema: dict, min_version: str | None = None,
             if req.api_version_request.matches(min_version, max_version):
                 checker.validate(kwargs.get('body'))
             return func(*args, **kwargs)
+        wrapper.request_body_schema = True  # type: ignore[attr-defined]
         return wrapper
     return decorator
+
+
+def no_body(func: Callable) -> Callable:
+    """Mark a controller method that takes no request body (GET and DELETE routes, or
+    actions whose URL says everything); the route-table test looks for a schema or this.
+    """
+    func.no_body = True  # type: ignore[attr-defined]
+    return func
 
 
 def query_schema(query_params_schema: dict, min_version: str | None = None,
@@ -52,6 +61,7 @@ def query_schema(query_params_schema: dict, min_version: str | None = None,
                         del req.GET[key]
                 checker.validate(req.GET.dict_of_lists())
             return func(*args, **kwargs)
+        wrapper.query_params_schema = True  # type: ignore[attr-defined]
         return wrapper
     return decorator
 

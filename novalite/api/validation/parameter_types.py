@@ -41,7 +41,9 @@ metadata = {
 
 tag = {'type': 'string', 'minLength': 1, 'maxLength': 60, 'pattern': '^[^,/]*$'}
 
-tags = {'type': 'array', 'items': tag, 'maxItems': 50}
+MAX_TAGS = 50
+
+tags = {'type': 'array', 'items': tag, 'maxItems': MAX_TAGS}
 
 ipv4 = {'type': 'string', 'format': 'ipv4'}
 ipv6 = {'type': 'string', 'format': 'ipv6'}

@@ -5,7 +5,7 @@ import datetime
 from typing import Any
 
 from oslo_db.sqlalchemy import utils as sqlalchemyutils
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from novalite import exception
@@ -13,10 +13,15 @@ from novalite.db.main import models
 
 # Filters whose value is matched as a regular expression, as in Nova.
 _REGEX_FILTERS = {'name': 'display_name', 'display_name': 'display_name',
-                  'hostname': 'hostname'}
-_EXACT_FILTERS = ('project_id', 'user_id', 'host', 'node', 'vm_state', 'task_state',
-                  'image_ref', 'instance_type_id', 'reservation_id', 'availability_zone',
-                  'locked', 'uuid', 'power_state', 'launch_index', 'key_name')
+                  'description': 'display_description', 'hostname': 'hostname',
+                  'node': 'node', 'key_name': 'key_name', 'kernel_id': 'kernel_id',
+                  'ramdisk_id': 'ramdisk_id', 'reservation_id': 'reservation_id',
+                  'availability_zone': 'availability_zone', 'locked_by': 'locked_by',
+                  'root_device_name': 'root_device_name', 'config_drive': 'config_drive',
+                  'access_ip_v4': 'access_ip_v4', 'access_ip_v6': 'access_ip_v6'}
+_EXACT_FILTERS = ('project_id', 'user_id', 'host', 'vm_state', 'task_state',
+                  'image_ref', 'instance_type_id', 'locked', 'uuid', 'power_state',
+                  'launch_index', 'progress')
 
 
 def _aware(value: Any) -> Any:
@@ -32,7 +37,8 @@ def instance_get_all(session: Session, context: Any, filters: dict, sort_keys: l
     ``filters`` keys: those of ``_EXACT_FILTERS`` (a list means any of), the regex
     filters (``name``), ``deleted`` (True, False or absent: absent means not deleted
     unless ``changes-since``/``changes-before`` is given), ``changes-since``,
-    ``changes-before``, ``tags`` (all of), ``not-tags`` (not all of).
+    ``changes-before``, ``tags`` (all of), ``not-tags`` (not all of), ``tags-any`` (any
+    of), ``not-tags-any`` (none of).
     ``marker`` is an instance uuid (unknown ones raise ``MarkerNotFound``) or an object
     carrying the sort keys' values, for a marker that lives in another cell.
     """
@@ -75,9 +81,15 @@ def instance_get_all(session: Session, context: Any, filters: dict, sort_keys: l
     if not_tags:
         having_all = select(models.Tag.resource_id).where(models.Tag.tag.in_(not_tags)) \
             .group_by(models.Tag.resource_id)
-        from sqlalchemy import func
         having_all = having_all.having(func.count(models.Tag.tag) == len(set(not_tags)))
         query = query.filter(models.Instance.uuid.not_in(having_all))
+    if filters.get('tags-any'):
+        query = query.filter(models.Instance.uuid.in_(
+            select(models.Tag.resource_id).where(models.Tag.tag.in_(filters['tags-any']))))
+    if filters.get('not-tags-any'):
+        query = query.filter(models.Instance.uuid.not_in(
+            select(models.Tag.resource_id).where(
+                models.Tag.tag.in_(filters['not-tags-any']))))
 
     marker_row = marker if marker is not None and not isinstance(marker, str) else None
     if isinstance(marker, str):

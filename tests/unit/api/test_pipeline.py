@@ -90,9 +90,9 @@ def test_unknown_path_404_and_wrong_method_405(app):
     resp = call(app, 'GET', '/v2.1/nothing/here/at/all')
     assert resp.status_int == 404
     assert 'itemNotFound' in resp.json
-    resp = call(app, 'PUT', '/v2.1/flavors/1', body={})
+    resp = call(app, 'POST', '/v2.1/flavors/1', body={})
     assert resp.status_int == 405
-    assert resp.headers['Allow'] == 'DELETE, GET'
+    assert resp.headers['Allow'] == 'DELETE, GET, PUT'
     assert resp.json['badMethod']['code'] == 405
 
 

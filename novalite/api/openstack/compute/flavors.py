@@ -1,4 +1,4 @@
-"""The flavors API: list and show for everyone, create and delete for administrators."""
+"""The flavors API: list and show for everyone; create, update, delete for administrators."""
 from __future__ import annotations
 
 from typing import Any
@@ -62,6 +62,7 @@ class FlavorsController(wsgi.Controller):
     def detail(self, req: wsgi.Request) -> dict:
         return self._view_builder.detail(req, self._get_flavors(req))
 
+    @validation.no_body
     def show(self, req: wsgi.Request, id: str) -> dict:
         return self._view_builder.show(req, get_visible_flavor(req.context, id))
 
@@ -110,7 +111,19 @@ class FlavorsController(wsgi.Controller):
         flavor.create()
         return self._view_builder.show(req, flavor)
 
+    @wsgi.api_version('2.55')
+    @validation.schema(schema.update_v255)
+    def update(self, req: wsgi.Request, id: str, body: dict) -> dict:
+        """Change the description of a flavor: the only mutable field (2.55)."""
+        context = req.context
+        context.can(fl_policies.MANAGE % 'update', {'project_id': context.project_id})
+        flavor = objects.Flavor.get_by_flavor_id(context, id)
+        flavor.description = body['flavor']['description']
+        flavor.save()
+        return self._view_builder.show(req, flavor)
+
     @wsgi.response(202)
+    @validation.no_body
     def delete(self, req: wsgi.Request, id: str) -> None:
         context = req.context
         context.can(fl_policies.MANAGE % 'delete', {'project_id': context.project_id})

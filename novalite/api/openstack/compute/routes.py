@@ -15,18 +15,88 @@ import webob.dec
 
 from novalite import objects
 from novalite.api.openstack import faults, wsgi
-from novalite.api.openstack.compute import flavors, servers, services
+from novalite.api.openstack.compute import (
+    aggregates,
+    availability_zone,
+    flavor_access,
+    flavors,
+    flavors_extraspecs,
+    hypervisors,
+    instance_actions,
+    keypairs,
+    limits,
+    quota_classes,
+    quota_sets,
+    removed,
+    server_groups,
+    server_metadata,
+    server_tags,
+    servers,
+    services,
+)
 
 # (path, {HTTP method: (controller name, action)}), in the order they are matched.
 ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/flavors', {'GET': ('flavors', 'index'), 'POST': ('flavors', 'create')}),
     ('/flavors/detail', {'GET': ('flavors', 'detail')}),
-    ('/flavors/{id}', {'GET': ('flavors', 'show'), 'DELETE': ('flavors', 'delete')}),
+    ('/flavors/{id}', {'GET': ('flavors', 'show'), 'PUT': ('flavors', 'update'),
+                       'DELETE': ('flavors', 'delete')}),
+    ('/flavors/{id}/action', {'POST': ('flavor_access', 'action')}),
+    ('/flavors/{flavor_id}/os-flavor-access', {'GET': ('flavor_access', 'index')}),
+    ('/flavors/{flavor_id}/os-extra_specs', {'GET': ('extra_specs', 'index'),
+                                             'POST': ('extra_specs', 'create')}),
+    ('/flavors/{flavor_id}/os-extra_specs/{id}', {'GET': ('extra_specs', 'show'),
+                                                  'PUT': ('extra_specs', 'update'),
+                                                  'DELETE': ('extra_specs', 'delete')}),
+    ('/limits', {'GET': ('limits', 'index')}),
+    ('/os-aggregates', {'GET': ('aggregates', 'index'), 'POST': ('aggregates', 'create')}),
+    ('/os-aggregates/{id}', {'GET': ('aggregates', 'show'), 'PUT': ('aggregates', 'update'),
+                             'DELETE': ('aggregates', 'delete')}),
+    ('/os-aggregates/{id}/action', {'POST': ('aggregates', 'action')}),
+    ('/os-availability-zone', {'GET': ('availability_zone', 'index')}),
+    ('/os-availability-zone/detail', {'GET': ('availability_zone', 'detail')}),
+    ('/os-hypervisors', {'GET': ('hypervisors', 'index')}),
+    ('/os-hypervisors/detail', {'GET': ('hypervisors', 'detail')}),
+    ('/os-hypervisors/statistics', {'GET': ('hypervisors', 'statistics')}),
+    ('/os-hypervisors/{id}', {'GET': ('hypervisors', 'show')}),
+    ('/os-hypervisors/{id}/search', {'GET': ('hypervisors', 'search')}),
+    ('/os-hypervisors/{id}/servers', {'GET': ('hypervisors', 'servers')}),
+    ('/os-hypervisors/{id}/uptime', {'GET': ('hypervisors', 'uptime')}),
+    ('/os-keypairs', {'GET': ('keypairs', 'index'), 'POST': ('keypairs', 'create')}),
+    ('/os-keypairs/{id}', {'GET': ('keypairs', 'show'), 'DELETE': ('keypairs', 'delete')}),
+    ('/os-quota-class-sets/{id}', {'GET': ('quota_classes', 'show'),
+                                   'PUT': ('quota_classes', 'update')}),
+    ('/os-quota-sets/{id}', {'GET': ('quota_sets', 'show'), 'PUT': ('quota_sets', 'update'),
+                             'DELETE': ('quota_sets', 'delete')}),
+    ('/os-quota-sets/{id}/detail', {'GET': ('quota_sets', 'detail')}),
+    ('/os-quota-sets/{id}/defaults', {'GET': ('quota_sets', 'defaults')}),
+    ('/os-server-groups', {'GET': ('server_groups', 'index'),
+                           'POST': ('server_groups', 'create')}),
+    ('/os-server-groups/{id}', {'GET': ('server_groups', 'show'),
+                                'DELETE': ('server_groups', 'delete')}),
     ('/os-services', {'GET': ('services', 'index')}),
     ('/os-services/{id}', {'PUT': ('services', 'update')}),
     ('/servers', {'GET': ('servers', 'index'), 'POST': ('servers', 'create')}),
     ('/servers/detail', {'GET': ('servers', 'detail')}),
-    ('/servers/{id}', {'GET': ('servers', 'show'), 'DELETE': ('servers', 'delete')}),
+    ('/servers/{id}', {'GET': ('servers', 'show'), 'PUT': ('servers', 'update'),
+                       'DELETE': ('servers', 'delete')}),
+    ('/servers/{server_id}/metadata', {'GET': ('server_metadata', 'index'),
+                                       'POST': ('server_metadata', 'create'),
+                                       'PUT': ('server_metadata', 'update_all')}),
+    ('/servers/{server_id}/metadata/{id}', {'GET': ('server_metadata', 'show'),
+                                            'PUT': ('server_metadata', 'update'),
+                                            'DELETE': ('server_metadata', 'delete')}),
+    ('/servers/{server_id}/os-instance-actions', {'GET': ('instance_actions', 'index')}),
+    ('/servers/{server_id}/os-instance-actions/{id}',
+     {'GET': ('instance_actions', 'show')}),
+    ('/servers/{server_id}/tags', {'GET': ('server_tags', 'index'),
+                                   'PUT': ('server_tags', 'update_all'),
+                                   'DELETE': ('server_tags', 'delete_all')}),
+    ('/servers/{server_id}/tags/{id}', {'GET': ('server_tags', 'show'),
+                                        'PUT': ('server_tags', 'update'),
+                                        'DELETE': ('server_tags', 'delete')}),
+    # APIs Nova removed: 410 Gone.
+    *removed.ROUTES,
 )
 
 
@@ -36,6 +106,18 @@ def _method_not_allowed(allowed: list[str]) -> Callable:
         return faults.json_fault(405, 'The method %s is not allowed for this resource.'
                                  % req.method, {'Allow': ', '.join(allowed)})
     return app
+
+
+def _quota_zone_host_controllers() -> dict[str, Any]:
+    """Limits, quotas, zones, aggregates, server groups, hypervisors, removed APIs."""
+    return {'limits': limits.LimitsController(),
+            'quota_sets': quota_sets.QuotaSetsController(),
+            'quota_classes': quota_classes.QuotaClassSetsController(),
+            'availability_zone': availability_zone.AvailabilityZoneController(),
+            'aggregates': aggregates.AggregateController(),
+            'server_groups': server_groups.ServerGroupController(),
+            'hypervisors': hypervisors.HypervisorsController(),
+            'removed': removed.RemovedController()}
 
 
 class APIRouterV21:
@@ -48,8 +130,15 @@ class APIRouterV21:
     def __init__(self, controllers: dict[str, Any] | None = None) -> None:
         objects.register_all()
         built = {'flavors': flavors.FlavorsController(),
+                 'flavor_access': flavor_access.FlavorAccessController(),
+                 'extra_specs': flavors_extraspecs.FlavorExtraSpecsController(),
+                 'keypairs': keypairs.KeypairController(),
                  'servers': servers.ServersController(),
+                 'server_metadata': server_metadata.ServerMetadataController(),
+                 'server_tags': server_tags.ServerTagsController(),
+                 'instance_actions': instance_actions.InstanceActionsController(),
                  'services': services.ServiceController()}
+        built.update(_quota_zone_host_controllers())
         built.update(controllers or {})
         resources = {name: wsgi.Resource(ctrl) for name, ctrl in built.items()}
         self.map = routes.Mapper()

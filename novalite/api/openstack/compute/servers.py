@@ -1,29 +1,24 @@
-"""The servers API: create, list, show and delete servers."""
+"""The servers API: create, list, show, update and delete servers."""
 from __future__ import annotations
 
 import secrets
 from typing import Any
 
 import webob.exc
-from oslo_utils import strutils, timeutils
+from oslo_utils import strutils
 
-from novalite import exception
+from novalite import context as nl_context
+from novalite import exception, objects
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
-from novalite.api.openstack.compute import flavors
+from novalite.api.openstack.compute import flavors, server_search
 from novalite.api.openstack.compute.schemas import servers as schema
 from novalite.api.openstack.compute.views import servers as views_servers
 from novalite.policies import servers as srv_policies
 
 SERVERS = srv_policies.SERVERS
 
-# Filters only administrators may use; others have them dropped silently, as in Nova.
-_ADMIN_FILTERS = ('host', 'node', 'uuid', 'deleted', 'project_id', 'tenant_id')
-# Filters open to everyone from 2.83, administrators only before.
-_ADMIN_FILTERS_BEFORE_283 = ('user_id', 'availability_zone', 'key_name')
-_PLAIN_FILTERS = ('name', 'reservation_id', 'user_id', 'availability_zone', 'key_name',
-                  'host', 'node', 'uuid')
 # Unambiguous characters only: the password may be read off a screen.
 _PASSWORD_SYMBOLS = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
 
@@ -53,26 +48,50 @@ class ServersController(wsgi.Controller):
 
     # -- reading -----------------------------------------------------------------------
 
-    @validation.query_schema(schema.query_params, '2.1', '2.65')
-    @validation.query_schema(schema.query_params_v266, '2.66', '2.74')
+    @validation.query_schema(schema.query_params, '2.1', '2.25')
+    @validation.query_schema(schema.query_params_v226, '2.26', '2.65')
+    @validation.query_schema(schema.query_params_v266, '2.66', '2.72')
+    @validation.query_schema(schema.query_params_v273, '2.73', '2.74')
     @validation.query_schema(schema.query_params_v275, '2.75')
     def index(self, req: wsgi.Request) -> dict:
         req.context.can(SERVERS % 'index', _own(req.context))
         return self._view_builder.index(req, self._get_servers(req, is_detail=False))
 
-    @validation.query_schema(schema.query_params, '2.1', '2.65')
-    @validation.query_schema(schema.query_params_v266, '2.66', '2.74')
+    @validation.query_schema(schema.query_params, '2.1', '2.25')
+    @validation.query_schema(schema.query_params_v226, '2.26', '2.65')
+    @validation.query_schema(schema.query_params_v266, '2.66', '2.72')
+    @validation.query_schema(schema.query_params_v273, '2.73', '2.74')
     @validation.query_schema(schema.query_params_v275, '2.75')
     def detail(self, req: wsgi.Request) -> dict:
         req.context.can(SERVERS % 'detail', _own(req.context))
         return self._view_builder.detail(req, self._get_servers(req, is_detail=True))
 
+    @validation.no_body
     def show(self, req: wsgi.Request, id: str) -> dict:
         context = req.context
         instance = self._get_instance(context, id, expected_attrs=['fault'])
         context.can(SERVERS % 'show', {'project_id': instance.project_id,
                                        'user_id': instance.user_id})
-        return self._view_builder.show(req, instance)
+        return self._view_builder.show(req, instance, for_show=True)
+
+    @validation.schema(schema.update, '2.1', '2.18')
+    @validation.schema(schema.update_v219, '2.19', '2.89')
+    @validation.schema(schema.update_v290, '2.90', '2.93')
+    @validation.schema(schema.update_v294, '2.94')
+    def update(self, req: wsgi.Request, id: str, body: dict) -> dict:
+        context = req.context
+        instance = self._get_instance(context, id)
+        context.can(SERVERS % 'update', {'project_id': instance.project_id,
+                                         'user_id': instance.user_id})
+        fields = {'name': 'display_name', 'description': 'display_description',
+                  'hostname': 'hostname', 'accessIPv4': 'access_ip_v4',
+                  'accessIPv6': 'access_ip_v6'}
+        server = body['server']
+        updates = {fields[k]: v for k, v in server.items() if k in fields}
+        if 'OS-DCF:diskConfig' in server:
+            updates['auto_disk_config'] = server['OS-DCF:diskConfig'] == 'AUTO'
+        instance = self.compute_api.update_instance(context, instance, updates)
+        return self._view_builder.update(req, instance)
 
     def _get_instance(self, context: Any, instance_id: str,
                       expected_attrs: list | None = None) -> Any:
@@ -84,97 +103,28 @@ class ServersController(wsgi.Controller):
 
     def _get_servers(self, req: wsgi.Request, is_detail: bool) -> list:
         context = req.context
-        search_opts = self._search_options(req, is_detail)
+        search_opts = server_search.search_options(req, is_detail)
         if search_opts is None:
             return []
         sort_keys, sort_dirs = common.get_sort_params(req)
+        # Keys Nova accepted but never sorted by are ignored (400 from 2.75 by schema).
+        kept = [(k, d) for k, d in zip(sort_keys, sort_dirs, strict=True)
+                if k not in schema.IGNORED_SORT_KEYS or
+                (k == 'locked' and avr.is_supported(req, '2.73'))]
+        sort_keys, sort_dirs = [k for k, _ in kept], [d for _, d in kept]
         if (not context.can(SERVERS % 'allow_all_filters', _own(context), fatal=False)
                 and set(sort_keys) & set(schema.ADMIN_ONLY_SORT_KEYS)):
             raise webob.exc.HTTPForbidden(
                 explanation='Only administrators can sort servers by %s'
                 % ', '.join(schema.ADMIN_ONLY_SORT_KEYS))
         limit, marker = common.get_limit_and_marker(req)
-        return list(self.compute_api.get_all(
-            context, search_opts, limit=limit, marker=marker, sort_keys=sort_keys,
-            sort_dirs=sort_dirs, expected_attrs=['fault'] if is_detail else None))
-
-    def _search_options(self, req: wsgi.Request, is_detail: bool) -> dict | None:
-        """The compute API's ``search_opts`` from the query; None when nothing can match."""
-        context = req.context
-        params = req.GET
-        admin = context.can(SERVERS % 'allow_all_filters', _own(context), fatal=False)
-        hidden = set() if admin else set(_ADMIN_FILTERS)
-        if not admin and not avr.is_supported(req, '2.83'):
-            hidden |= set(_ADMIN_FILTERS_BEFORE_283)
-        opts: dict[str, Any] = {k: params[k] for k in _PLAIN_FILTERS
-                                if k in params and k not in hidden}
-
-        statuses = params.getall('status')
-        if statuses:
-            vm_states, task_states = common.task_and_vm_state_from_status(statuses)
-            if not vm_states:
-                if avr.is_supported(req, '2.38'):
-                    raise webob.exc.HTTPBadRequest(explanation='Invalid status value')
-                return None
-            opts['vm_state'] = vm_states
-            # 'default' means any task state: no task_state filter then.
-            if 'default' not in task_states:
-                opts['task_state'] = task_states
-            if vm_states == ['deleted']:
-                if not context.is_admin:
-                    raise webob.exc.HTTPForbidden(
-                        explanation='Only administrators may list deleted instances')
-                opts['deleted'] = True
-        if 'deleted' in params and 'deleted' not in hidden:
-            opts['deleted'] = strutils.bool_from_string(params['deleted'], default=False)
-        if params.get('image'):
-            opts['image_ref'] = common.get_id_from_href(params['image'])
-        if params.get('flavor'):
-            opts['flavor'] = common.get_id_from_href(params['flavor'])
-        for key in ('tags', 'not-tags'):
-            if params.get(key):
-                opts[key] = [t.strip() for t in params[key].split(',') if t.strip()]
-        self._add_time_filters(params, opts)
-
-        if self._is_all_tenants(params):
-            policy = 'detail:get_all_tenants' if is_detail else 'index:get_all_tenants'
-            context.can(SERVERS % policy, _own(context))
-            project = params.get('project_id') or params.get('tenant_id')
-            if project:
-                opts['project_id'] = project
-        elif context.project_id:
-            opts['project_id'] = context.project_id
-        else:
-            opts['user_id'] = context.user_id
-        return opts
-
-    @staticmethod
-    def _add_time_filters(params: Any, opts: dict) -> None:
-        for key in ('changes-since', 'changes-before'):
-            if key in params:
-                try:
-                    opts[key] = timeutils.parse_isotime(params[key])
-                except ValueError as exc:
-                    raise webob.exc.HTTPBadRequest(
-                        explanation='Invalid filter field: %s.' % key) from exc
-        since, before = opts.get('changes-since'), opts.get('changes-before')
-        if since and before and since > before:
-            raise webob.exc.HTTPBadRequest(
-                explanation='The value of changes-since must be less than or equal to '
-                            'changes-before.')
-
-    @staticmethod
-    def _is_all_tenants(params: Any) -> bool:
-        if 'all_tenants' not in params:
-            return False
-        value = params['all_tenants']
-        if not value:
-            return True
         try:
-            return strutils.bool_from_string(value, strict=True)
-        except ValueError as exc:
-            raise webob.exc.HTTPBadRequest(
-                explanation="Invalid value '%s' for all_tenants" % value) from exc
+            return list(self.compute_api.get_all(
+                context, search_opts, limit=limit, marker=marker,
+                sort_keys=sort_keys or None, sort_dirs=sort_dirs or None,
+                expected_attrs=['fault'] if is_detail else None))
+        except exception.MarkerNotFound as exc:
+            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
 
     # -- writing -----------------------------------------------------------------------
 
@@ -183,7 +133,9 @@ class ServersController(wsgi.Controller):
     @validation.schema(schema.create_v219, '2.19', '2.36')
     @validation.schema(schema.create_v237, '2.37', '2.51')
     @validation.schema(schema.create_v252, '2.52', '2.56')
-    @validation.schema(schema.create_v257, '2.57', '2.89')
+    @validation.schema(schema.create_v257, '2.57', '2.62')
+    @validation.schema(schema.create_v263, '2.63', '2.73')
+    @validation.schema(schema.create_v274, '2.74', '2.89')
     @validation.schema(schema.create_v290, '2.90', '2.93')
     @validation.schema(schema.create_v294, '2.94')
     def create(self, req: wsgi.Request, body: dict) -> wsgi.ResponseObject:
@@ -200,6 +152,11 @@ class ServersController(wsgi.Controller):
         image_href = _boot_image(image_href, server.get('block_device_mapping_v2') or [])
         _check_security_groups(server.get('security_groups') or [])
         admin_password = server.get('adminPass') or _generate_password()
+        if server.get('trusted_image_certificates'):
+            raise webob.exc.HTTPBadRequest(explanation=(
+                'Image certificate validation (trusted_image_certificates) is not '
+                'supported by novalite.'))
+        requested = _requested_destination(context, server)
         config_drive = server.get('config_drive')
         try:
             instances, reservation_id = self.compute_api.create(
@@ -221,7 +178,7 @@ class ServersController(wsgi.Controller):
                 access_ip_v6=server.get('accessIPv6'),
                 config_drive=(strutils.bool_from_string(config_drive, strict=True)
                               if config_drive is not None else None),
-                personality=server.get('personality'))
+                personality=server.get('personality'), **requested)
         except exception.FlavorNotFound as exc:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         except exception.ImageNotFound as exc:
@@ -251,6 +208,7 @@ class ServersController(wsgi.Controller):
         return flavor
 
     @wsgi.response(204)
+    @validation.no_body
     def delete(self, req: wsgi.Request, id: str) -> None:
         context = req.context
         instance = self._get_instance(context, id)
@@ -292,3 +250,33 @@ def _check_security_groups(groups: list[dict]) -> None:
         raise webob.exc.HTTPBadRequest(explanation=(
             'Security groups need the Neutron client, which novalite does not have yet; '
             'only "default" is accepted.'))
+
+
+def _requested_destination(context: Any, server: dict) -> dict:
+    """The host and node an administrator asked for (2.74); 400 if they do not exist."""
+    host, node = server.get('host'), server.get('hypervisor_hostname')
+    if not host and not node:
+        return {}
+    context.can(SERVERS % 'create:requested_destination', _own(context))
+    if host:
+        try:
+            objects.HostMapping.get_by_host(context, host)
+        except exception.HostMappingNotFound as exc:
+            raise webob.exc.HTTPBadRequest(
+                explanation='Compute host %s could not be found.' % host) from exc
+    if node and not _node_exists(context, host, node):
+        raise webob.exc.HTTPBadRequest(
+            explanation='Compute node %s could not be found.' % node)
+    return {'requested_host': host, 'requested_hypervisor_hostname': node}
+
+
+def _node_exists(context: Any, host: str | None, node: str) -> bool:
+    for cell in objects.CellMappingList.get_all(context):
+        if cell.is_cell0:
+            continue
+        with nl_context.target_cell(context, cell) as cctxt:
+            nodes = objects.ComputeNodeList.get_all_by_host(cctxt, host) if host \
+                else objects.ComputeNodeList.get_all(cctxt)
+            if any(n.hypervisor_hostname == node for n in nodes):
+                return True
+    return False

@@ -36,6 +36,20 @@ create = {
 
 create_v255 = pt.extended(create, 'flavor', add={'description': pt.description})
 
+update_v255 = {
+    'type': 'object',
+    'properties': {
+        'flavor': {
+            'type': 'object',
+            'properties': {'description': pt.description},
+            'required': ['description'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['flavor'],
+    'additionalProperties': False,
+}
+
 index_query = {
     'type': 'object',
     'properties': {

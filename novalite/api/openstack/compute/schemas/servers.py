@@ -123,13 +123,32 @@ create_v252 = pt.extended(create_v237, 'server', add={'tags': pt.tags})
 
 create_v257 = pt.extended(create_v252, 'server', remove=('personality',))
 
-create_v290 = pt.extended(create_v257, 'server', add={'hostname': {
-    'type': 'string', 'minLength': 2, 'maxLength': 63,
-    'pattern': '^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$'}})
+# 2.63: trusted image certificates; accepted by the schema so the API can say clearly
+# that novalite does not verify image signatures.
+create_v263 = pt.extended(create_v257, 'server', add={'trusted_image_certificates': {
+    'type': ['array', 'null'], 'minItems': 1, 'maxItems': 50, 'uniqueItems': True,
+    'items': {'type': 'string', 'minLength': 1}}})
 
-create_v294 = pt.extended(create_v290, 'server', add={'hostname': {
-    'type': 'string', 'minLength': 2, 'maxLength': 255,
-    'pattern': r'^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$'}})
+# 2.74: a host and/or hypervisor for administrators, checked by the scheduler.
+create_v274 = pt.extended(create_v263, 'server', add={
+    'host': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+    'hypervisor_hostname': {'type': 'string', 'minLength': 1, 'maxLength': 255}})
+
+_hostname = {'type': 'string', 'minLength': 2, 'maxLength': 63,
+             'pattern': '^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$'}
+_hostname_v294 = {'type': 'string', 'minLength': 2, 'maxLength': 255,
+                  'pattern': r'^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$'}
+
+create_v290 = pt.extended(create_v274, 'server', add={'hostname': _hostname})
+
+create_v294 = pt.extended(create_v290, 'server', add={'hostname': _hostname_v294})
+
+# Sort keys accepted but ignored before 2.75 (Nova never sorted by them); 400 from 2.75.
+IGNORED_SORT_KEYS = ['architecture', 'cell_name', 'cleaned', 'default_ephemeral_device',
+                     'default_swap_device', 'deleted', 'deleted_at', 'disable_terminate',
+                     'ephemeral_gb', 'ephemeral_key_uuid', 'id', 'key_data', 'launched_on',
+                     'locked', 'memory_mb', 'os_type', 'reservation_id', 'root_gb',
+                     'shutdown_terminate', 'user_data', 'vcpus', 'vm_mode']
 
 VALID_SORT_KEYS = ['access_ip_v4', 'access_ip_v6', 'auto_disk_config', 'availability_zone',
                    'config_drive', 'created_at', 'display_description', 'display_name',
@@ -142,38 +161,64 @@ VALID_SORT_KEYS = ['access_ip_v4', 'access_ip_v6', 'auto_disk_config', 'availabi
 ADMIN_ONLY_SORT_KEYS = ['host', 'node']
 
 _string = pt.multi_params({'type': 'string'})
+# Filters matched as regular expressions (or exactly) by the database query.
+_FILTERS = ('user_id', 'project_id', 'tenant_id', 'launch_index', 'image_ref', 'image',
+            'kernel_id', 'ramdisk_id', 'hostname', 'key_name', 'power_state', 'vm_state',
+            'task_state', 'host', 'node', 'flavor', 'reservation_id', 'launched_at',
+            'terminated_at', 'availability_zone', 'name', 'display_name', 'description',
+            'display_description', 'locked_by', 'uuid', 'root_device_name', 'config_drive',
+            'access_ip_v4', 'access_ip_v6', 'auto_disk_config', 'progress', 'all_tenants',
+            'soft_deleted', 'deleted', 'status', 'ip', 'ip6', 'created_at', 'marker',
+            'sort_dir')
 
 query_params = {
     'type': 'object',
-    'properties': {
-        'limit': pt.multi_params(pt.non_negative_integer),
-        'marker': _string,
-        'sort_key': pt.multi_params({'type': 'string', 'enum': VALID_SORT_KEYS}),
-        'sort_dir': pt.multi_params(pt.sort_dir),
-        'name': _string,
-        'status': _string,
-        'image': _string,
-        'flavor': _string,
-        'host': _string,
-        'node': _string,
-        'reservation_id': _string,
-        'changes-since': pt.multi_params({'type': 'string', 'format': 'date-time'}),
-        'all_tenants': _string,
-        'project_id': _string,
-        'tenant_id': _string,
-        'user_id': _string,
-        'tags': _string,
-        'not-tags': _string,
-        'deleted': _string,
-        'uuid': _string,
-        'availability_zone': _string,
-        'key_name': _string,
-    },
+    'properties': dict(
+        {key: _string for key in _FILTERS},
+        limit=pt.multi_params(pt.non_negative_integer),
+        sort_key=pt.multi_params({'type': 'string',
+                                  'enum': VALID_SORT_KEYS + IGNORED_SORT_KEYS}),
+        **{'changes-since': pt.multi_params({'type': 'string', 'format': 'date-time'})}),
     # Before 2.75 unknown parameters are dropped; from 2.75 they are an error.
     'additionalProperties': True,
 }
 
-query_params_v266 = pt.extended(query_params, add={
+query_params_v226 = pt.extended(query_params, add={
+    key: _string for key in ('tags', 'tags-any', 'not-tags', 'not-tags-any')})
+
+query_params_v266 = pt.extended(query_params_v226, add={
     'changes-before': pt.multi_params({'type': 'string', 'format': 'date-time'})})
 
-query_params_v275 = dict(query_params_v266, additionalProperties=False)
+query_params_v273 = pt.extended(query_params_v266, add={
+    'locked': _string,
+    'sort_key': pt.multi_params({'type': 'string',
+                                 'enum': VALID_SORT_KEYS + IGNORED_SORT_KEYS}),
+})
+
+query_params_v275 = pt.extended(query_params_v273, add={
+    'sort_key': pt.multi_params({'type': 'string', 'enum': VALID_SORT_KEYS + ['locked']})})
+query_params_v275['additionalProperties'] = False
+
+update = {
+    'type': 'object',
+    'properties': {
+        'server': {
+            'type': 'object',
+            'properties': {
+                'name': pt.name,
+                'accessIPv4': pt.ipv4,
+                'accessIPv6': pt.ipv6,
+                'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},
+            },
+            'additionalProperties': False,
+        },
+    },
+    'required': ['server'],
+    'additionalProperties': False,
+}
+
+update_v219 = pt.extended(update, 'server', add={'description': pt.description})
+
+update_v290 = pt.extended(update_v219, 'server', add={'hostname': _hostname})
+
+update_v294 = pt.extended(update_v219, 'server', add={'hostname': _hostname_v294})

@@ -6,6 +6,7 @@ from typing import Any
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
+from novalite.api.openstack.compute.views import server_fields
 from novalite.policies import flavors as fl_policies
 from novalite.policies import servers as srv_policies
 
@@ -54,9 +55,11 @@ class ViewBuilder(common.ViewBuilder):
             server['adminPass'] = admin_password
         return {'server': server}
 
-    def show(self, req: Any, instance: Any, extend: dict | None = None) -> dict:
-        """The full view. ``extend`` caches per-list policy answers (see :meth:`detail`)."""
-        extend = extend if extend is not None else self._policy_answers(req)
+    def show(self, req: Any, instance: Any, extend: dict | None = None,
+             for_show: bool = False) -> dict:
+        """The full view. ``extend`` caches per-list policy answers (see :meth:`detail`);
+        ``for_show``: fields only GET /servers/{id} (and update) carry (2.71)."""
+        extend = extend if extend is not None else self._policy_answers(req, [instance])
 
         def f(name: str, default: Any = None) -> Any:
             return _field(instance, name, default)
@@ -70,7 +73,8 @@ class ViewBuilder(common.ViewBuilder):
             'user_id': f('user_id'),
             'metadata': dict(f('metadata', {})),
             'hostId': host_id(f('project_id'), f('host')),
-            'image': self._image(req, instance),
+            'image': server_fields.image_with_properties(req, instance,
+                                                         self._image(req, instance)),
             'flavor': self._flavor(req, instance, extend['extra_specs']),
             'created': common.isotime(f('created_at')),
             'updated': common.isotime(f('updated_at') or f('created_at')),
@@ -104,13 +108,22 @@ class ViewBuilder(common.ViewBuilder):
             fault = self._fault(req, instance)
             if fault:
                 server['fault'] = fault
+        server.update(server_fields.by_microversion(req, instance, extend, for_show))
         return {'server': server}
+
+    def update(self, req: Any, instance: Any) -> dict:
+        """The body of PUT /servers/{id}: the show view from 2.75, fewer fields before."""
+        body = self.show(req, instance, for_show=True)
+        if not avr.is_supported(req, '2.75'):
+            body['server'] = {k: v for k, v in body['server'].items()
+                              if not k.startswith(server_fields.NOT_IN_UPDATE_BEFORE_275)}
+        return body
 
     def index(self, req: Any, instances: list) -> dict:
         return self._list(req, instances, lambda i: self.basic(req, i), 'servers')
 
     def detail(self, req: Any, instances: list) -> dict:
-        extend = self._policy_answers(req)
+        extend = self._policy_answers(req, instances)
         return self._list(req, instances, lambda i: self.show(req, i, extend),
                           'servers/detail')
 
@@ -122,15 +135,17 @@ class ViewBuilder(common.ViewBuilder):
         return body
 
     @staticmethod
-    def _policy_answers(req: Any) -> dict:
+    def _policy_answers(req: Any, instances: list) -> dict:
         context = req.context
         own = {'project_id': context.project_id, 'user_id': context.user_id}
-        return {
+        answers = {
             'extended_attributes': context.can(srv_policies.EXTENDED_ATTRIBUTES, own,
                                                fatal=False),
             'extra_specs': (avr.is_supported(req, '2.47') and
                             context.can(fl_policies.EXTRA_SPECS_INDEX, own, fatal=False)),
         }
+        answers.update(server_fields.host_status_answers(req, instances))
+        return answers
 
     def _image(self, req: Any, instance: Any) -> dict | str:
         if not _field(instance, 'image_ref'):

@@ -4,8 +4,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from novalite import availability_zones
 from novalite.api.openstack import api_version_request as avr
-from novalite.conf import CONF
 
 COMPUTE_BINARY = 'novalite-compute'
 
@@ -29,9 +29,10 @@ class ViewBuilder:
     def __init__(self, servicegroup_api: Any) -> None:
         self._servicegroup = servicegroup_api
 
-    def basic(self, req: Any, service: Any) -> dict:
-        zone = (CONF.default_availability_zone if service.binary == COMPUTE_BINARY
-                else 'internal')
+    def basic(self, req: Any, service: Any, by_host: dict[str, str] | None = None) -> dict:
+        if by_host is None:
+            by_host = availability_zones.zones_by_host(req.context)
+        zone = availability_zones.service_zone(service, by_host)
         updated = _field(service, 'last_seen_up') or _field(service, 'updated_at')
         body = {
             'id': service.uuid if avr.is_supported(req, '2.53') else service.id,
@@ -48,7 +49,9 @@ class ViewBuilder:
         return body
 
     def index(self, req: Any, services: list) -> dict:
-        return {'services': [self.basic(req, s) for s in services]}
+        # One aggregate read for the whole listing, not one per service.
+        by_host = availability_zones.zones_by_host(req.context)
+        return {'services': [self.basic(req, s, by_host) for s in services]}
 
     def show(self, req: Any, service: Any) -> dict:
         return {'service': self.basic(req, service)}

@@ -1,0 +1,197 @@
+"""The os-aggregates API: host aggregates, their hosts, metadata and availability zone.
+
+A host may be in several aggregates but in one availability zone only; the zone of a
+host that runs instances cannot change through an aggregate update, as in Nova.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import webob.exc
+
+from novalite import context as nl_context
+from novalite import exception, objects
+from novalite.api import validation
+from novalite.api.openstack import api_version_request as avr
+from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import aggregates as schema
+from novalite.availability_zones import COMPUTE_BINARY
+from novalite.objects import aggregate as agg_obj
+from novalite.policies import aggregates as agg_policies
+
+
+def _time(value: Any) -> str | None:
+    return value.replace(tzinfo=None).isoformat(timespec='microseconds') if value else None
+
+
+def _int_id(aggregate_id: str) -> int:
+    try:
+        return int(aggregate_id)
+    except ValueError as exc:
+        raise webob.exc.HTTPBadRequest(
+            explanation='Invalid input received: id must be an integer') from exc
+
+
+def _view(req: Any, aggregate: Any, full: bool = True) -> dict:
+    body = {
+        'availability_zone': aggregate.availability_zone,
+        'created_at': _time(aggregate.created_at),
+        'deleted': False,
+        'deleted_at': None,
+        'id': aggregate.id,
+        'name': aggregate.name,
+        'updated_at': _time(aggregate.updated_at),
+    }
+    if full:
+        body['hosts'] = list(aggregate.hosts)
+        body['metadata'] = dict(aggregate.metadata)
+    if avr.is_supported(req, '2.41'):
+        body['uuid'] = aggregate.uuid
+    return {'aggregate': body}
+
+
+def _check_host(context: Any, host: str) -> None:
+    """The host runs a compute service in some cell (its host mapping's, else any).
+
+    :raises ComputeHostNotFound: it does not
+    """
+    try:
+        cells = [objects.HostMapping.get_by_host(context, host).cell_mapping]
+    except exception.HostMappingNotFound:
+        cells = [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
+    for cell in cells:
+        with nl_context.target_cell(context, cell) as cctxt:
+            if objects.Service.get_by_host_and_binary(cctxt, host, COMPUTE_BINARY):
+                return
+    raise exception.ComputeHostNotFound(host=host)
+
+
+def _hosts_have_instances(context: Any, hosts: list[str]) -> bool:
+    if not hosts:
+        return False
+    cells = [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
+    results = nl_context.scatter_gather_cells(
+        context, cells, 60,
+        lambda cctxt: len(objects.InstanceList.get_by_filters(cctxt, {'host': hosts},
+                                                              limit=1)))
+    return any(r for r in results.values() if isinstance(r, int))
+
+
+def _zone_problem(context: Any, aggregate: Any, zone: str | None, hosts: list[str],
+                  check_instances: bool) -> str | None:
+    """Why giving ``hosts`` of ``aggregate`` the zone ``zone`` is refused, or None."""
+    if zone:
+        conflicting = sorted({
+            other.availability_zone for host in hosts
+            for other in objects.AggregateList.get_by_host(context, host,
+                                                           key=agg_obj.AZ_KEY)
+            if other.id != aggregate.id and other.availability_zone != zone})
+        if conflicting:
+            return ('One or more hosts already in availability zone(s) %s'
+                    % ', '.join(conflicting))
+    if check_instances and zone != aggregate.availability_zone and \
+            _hosts_have_instances(context, hosts):
+        return 'One or more hosts contain instances in this zone'
+    return None
+
+
+class AggregateController(wsgi.Controller):
+
+    @staticmethod
+    def _get(context: Any, aggregate_id: str) -> Any:
+        return objects.Aggregate.get_by_id(context, _int_id(aggregate_id))
+
+    @validation.no_body
+    def index(self, req: wsgi.Request) -> dict:
+        req.context.can(agg_policies.BASE % 'index', {})
+        return {'aggregates': [_view(req, a)['aggregate']
+                               for a in objects.AggregateList.get_all(req.context)]}
+
+    @validation.schema(schema.create)
+    def create(self, req: wsgi.Request, body: dict) -> dict:
+        context = req.context
+        context.can(agg_policies.BASE % 'create', {})
+        values = body['aggregate']
+        aggregate = objects.Aggregate(context, name=values['name'].strip())
+        if values.get('availability_zone'):
+            aggregate.metadata = {agg_obj.AZ_KEY: values['availability_zone']}
+        aggregate.create()
+        return _view(req, aggregate, full=False)
+
+    @validation.no_body
+    def show(self, req: wsgi.Request, id: str) -> dict:
+        req.context.can(agg_policies.BASE % 'show', {})
+        return _view(req, self._get(req.context, id))
+
+    @validation.schema(schema.update)
+    def update(self, req: wsgi.Request, id: str, body: dict) -> dict:
+        context = req.context
+        context.can(agg_policies.BASE % 'update', {})
+        aggregate = self._get(context, id)
+        values = body['aggregate']
+        if 'availability_zone' in values:
+            zone = values['availability_zone']
+            problem = _zone_problem(context, aggregate, zone, aggregate.hosts, True)
+            if problem:
+                raise webob.exc.HTTPBadRequest(
+                    explanation='Cannot update aggregate %s. Reason: %s.'
+                                % (aggregate.id, problem))
+        if 'name' in values:
+            aggregate.name = values['name'].strip()
+            aggregate.save()
+        if 'availability_zone' in values:
+            aggregate.update_metadata({agg_obj.AZ_KEY: values['availability_zone']})
+        return _view(req, aggregate)
+
+    @validation.no_body
+    def delete(self, req: wsgi.Request, id: str) -> None:
+        context = req.context
+        context.can(agg_policies.BASE % 'delete', {})
+        aggregate = self._get(context, id)
+        if aggregate.hosts:
+            raise webob.exc.HTTPBadRequest(
+                explanation='Cannot remove aggregate %s. Reason: Host aggregate is not '
+                            'empty.' % aggregate.id)
+        aggregate.destroy()
+
+    @validation.schema(schema.action)
+    def action(self, req: wsgi.Request, id: str, body: dict) -> dict:
+        name, values = next(iter(body.items()))
+        context = req.context
+        context.can(agg_policies.BASE % name, {})
+        aggregate = self._get(context, id)
+        return getattr(self, '_' + name)(req, aggregate, values)
+
+    @staticmethod
+    def _add_host(req: wsgi.Request, aggregate: Any, values: dict) -> dict:
+        context = req.context
+        host = values['host']
+        _check_host(context, host)
+        problem = _zone_problem(context, aggregate, aggregate.availability_zone, [host],
+                                False)
+        if problem:
+            raise webob.exc.HTTPConflict(
+                explanation='Cannot add host to aggregate %s. Reason: %s.'
+                            % (aggregate.id, problem))
+        aggregate.add_host(host)
+        return _view(req, aggregate)
+
+    @staticmethod
+    def _remove_host(req: wsgi.Request, aggregate: Any, values: dict) -> dict:
+        host = values['host']
+        _check_host(req.context, host)
+        aggregate.delete_host(host)
+        return _view(req, aggregate)
+
+    @staticmethod
+    def _set_metadata(req: wsgi.Request, aggregate: Any, values: dict) -> dict:
+        metadata = values['metadata']
+        if agg_obj.AZ_KEY in metadata:
+            problem = _zone_problem(req.context, aggregate, metadata[agg_obj.AZ_KEY],
+                                    aggregate.hosts, True)
+            if problem:
+                raise webob.exc.HTTPBadRequest(
+                    explanation='Cannot update metadata of aggregate %s. Reason: %s.'
+                                % (aggregate.id, problem))
+        aggregate.update_metadata(metadata)
+        return _view(req, aggregate)

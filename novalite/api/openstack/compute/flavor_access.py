@@ -1,0 +1,46 @@
+"""The os-flavor-access API: which projects may use a private flavor."""
+from __future__ import annotations
+
+from typing import Any
+
+import webob.exc
+
+from novalite import objects
+from novalite.api import validation
+from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import flavor_access as schema
+from novalite.policies import flavor_access as fa_policies
+
+
+def _access_list(flavor: Any) -> dict:
+    return {'flavor_access': [{'flavor_id': flavor.flavorid, 'tenant_id': project}
+                              for project in sorted(flavor.projects)]}
+
+
+class FlavorAccessController(wsgi.Controller):
+
+    @validation.no_body
+    def index(self, req: wsgi.Request, flavor_id: str) -> dict:
+        context = req.context
+        context.can(fa_policies.BASE_POLICY_NAME, {'project_id': context.project_id})
+        flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
+        if flavor.is_public:
+            raise webob.exc.HTTPNotFound(
+                explanation='Access list not available for public flavors.')
+        return _access_list(flavor)
+
+    @validation.schema(schema.action)
+    def action(self, req: wsgi.Request, id: str, body: dict) -> dict:
+        """POST /flavors/{id}/action: addTenantAccess or removeTenantAccess."""
+        context = req.context
+        name = 'add_tenant_access' if 'addTenantAccess' in body else 'remove_tenant_access'
+        context.can(fa_policies.POLICY_ROOT % name, {'project_id': context.project_id})
+        flavor = objects.Flavor.get_by_flavor_id(context, id)
+        if name == 'add_tenant_access':
+            if flavor.is_public:
+                raise webob.exc.HTTPConflict(
+                    explanation='Can not add access to a public flavor.')
+            flavor.add_access(body['addTenantAccess']['tenant'])
+        else:
+            flavor.remove_access(body['removeTenantAccess']['tenant'])
+        return _access_list(flavor)

@@ -1,0 +1,100 @@
+"""Fields of the server view that later microversions added (2.16 to 2.100)."""
+from __future__ import annotations
+
+from typing import Any
+
+from novalite import exception, objects
+from novalite.api.openstack import api_version_request as avr
+from novalite.compute import instance_edit
+from novalite.policies import servers as srv_policies
+from novalite.servicegroup import api as servicegroup_api
+
+# Keys the update response leaves out before 2.75 (it showed no extension fields).
+NOT_IN_UPDATE_BEFORE_275 = ('OS-EXT-', 'OS-SRV-USG:', 'os-extended-volumes:',
+                            'config_drive', 'key_name', 'security_groups', 'host_status')
+
+# Image properties live in system metadata as image_<name>; these are not properties.
+_NOT_IMAGE_PROPERTIES = ('base_image_ref', 'min_ram', 'min_disk', 'disk_format',
+                         'container_format')
+
+
+def _get(instance: Any, name: str, default: Any = None) -> Any:
+    if instance.obj_attr_is_set(name):
+        value = getattr(instance, name)
+        return default if value is None else value
+    return default
+
+
+def host_status_answers(req: Any, instances: list) -> dict:
+    """``host_status`` per server uuid for callers who may see it (2.16), else {}."""
+    if not avr.is_supported(req, '2.16') or not instances:
+        return {'host_status': {}}
+    context = req.context
+    own = {'project_id': context.project_id, 'user_id': context.user_id}
+    full = context.can(srv_policies.SERVERS % 'show:host_status', own, fatal=False)
+    unknown_only = not full and context.can(
+        srv_policies.SERVERS % 'show:host_status:unknown-only', own, fatal=False)
+    if not (full or unknown_only):
+        return {'host_status': {}}
+    statuses = instance_edit.host_statuses(instances, servicegroup_api.API())
+    if unknown_only:
+        statuses = {uuid: status for uuid, status in statuses.items()
+                    if status == instance_edit.HOST_STATUS_UNKNOWN}
+    return {'host_status': statuses}
+
+
+def _request_spec(instance: Any) -> Any:
+    try:
+        return objects.RequestSpec.get_by_instance_uuid(instance._context, instance.uuid)
+    except exception.RequestSpecNotFound:
+        return None
+
+
+def _server_groups(instance: Any) -> list[str]:
+    group_cls = getattr(objects, 'InstanceGroup', None)
+    if group_cls is None:
+        return []
+    try:
+        group = group_cls.get_by_instance_uuid(instance._context, instance.uuid)
+    except exception.NotFound:
+        return []
+    return [group.uuid]
+
+
+def _image_properties(instance: Any) -> dict:
+    system_metadata = _get(instance, 'system_metadata', {})
+    return {key[len('image_'):]: value for key, value in system_metadata.items()
+            if key.startswith('image_') and
+            key[len('image_'):] not in _NOT_IMAGE_PROPERTIES}
+
+
+def by_microversion(req: Any, instance: Any, extend: dict, for_show: bool) -> dict:
+    """The later fields of one server's view, for the request's microversion."""
+    fields: dict[str, Any] = {}
+    if instance.uuid in extend.get('host_status', {}):
+        fields['host_status'] = extend['host_status'][instance.uuid]
+    if avr.is_supported(req, '2.63'):
+        # novalite does not verify image signatures: never any certificates.
+        fields['trusted_image_certificates'] = None
+    if for_show and avr.is_supported(req, '2.71'):
+        fields['server_groups'] = _server_groups(instance)
+    if avr.is_supported(req, '2.73'):
+        locked = bool(_get(instance, 'locked'))
+        fields['locked_reason'] = (_get(instance, 'system_metadata', {})
+                                   .get('locked_reason') if locked else None)
+    if avr.is_supported(req, '2.96'):
+        spec = _request_spec(instance)
+        fields['pinned_availability_zone'] = getattr(spec, 'availability_zone', None) \
+            if spec is not None and spec.obj_attr_is_set('availability_zone') else None
+        if avr.is_supported(req, '2.100'):
+            hints = spec.scheduler_hints if spec is not None and \
+                spec.obj_attr_is_set('scheduler_hints') else None
+            fields['scheduler_hints'] = dict(hints or {})
+    return fields
+
+
+def image_with_properties(req: Any, instance: Any, image: dict | str) -> dict | str:
+    """The image reference, with the image's properties from 2.98."""
+    if isinstance(image, dict) and avr.is_supported(req, '2.98'):
+        return dict(image, properties=_image_properties(instance))
+    return image

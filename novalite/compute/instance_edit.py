@@ -1,0 +1,79 @@
+"""Helpers of the compute API's edits of a server: state checks, quotas, cell lookups."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from novalite import context as nl_context
+from novalite import exception, objects
+from novalite.compute import vm_states
+from novalite.conf import CONF
+
+# Metadata changes need a settled server, as Nova's check_instance_state decides.
+METADATA_STATES = (vm_states.ACTIVE, vm_states.PAUSED, vm_states.SUSPENDED,
+                   vm_states.STOPPED)
+# Tags can only change on a server that is in a cell; building ones are refused (409).
+TAG_STATES = METADATA_STATES
+
+HOST_STATUS_UP = 'UP'
+HOST_STATUS_DOWN = 'DOWN'
+HOST_STATUS_MAINTENANCE = 'MAINTENANCE'
+HOST_STATUS_UNKNOWN = 'UNKNOWN'
+HOST_STATUS_NONE = ''
+
+
+def check_state(instance: Any, vm_states_allowed: tuple[str, ...], method: str,
+                task_state_must_be_none: bool = False) -> None:
+    """:raises InstanceInvalidState: (409) the server is not in an allowed state"""
+    if instance.vm_state not in vm_states_allowed:
+        raise exception.InstanceInvalidState(attr='vm_state', instance_uuid=instance.uuid,
+                                             state=instance.vm_state, method=method)
+    if task_state_must_be_none and instance.task_state is not None:
+        raise exception.InstanceInvalidState(attr='task_state', instance_uuid=instance.uuid,
+                                             state=instance.task_state, method=method)
+
+
+def check_metadata_quota(metadata: dict) -> None:
+    """:raises MetadataLimitExceeded: (403) more items than ``[quota] metadata_items``"""
+    limit = CONF.quota.metadata_items
+    if 0 <= limit < len(metadata):
+        raise exception.MetadataLimitExceeded(allowed=limit)
+
+
+def in_cell(context: Any, instance_uuid: str, default: Any, fn: Callable[[Any], Any]) -> Any:
+    """``fn(cell_context)`` in the server's cell, or ``default`` when it has none yet."""
+    try:
+        mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance_uuid)
+    except exception.InstanceMappingNotFound as exc:
+        raise exception.InstanceNotFound(instance_id=instance_uuid) from exc
+    if mapping.cell_mapping is None:
+        return default
+    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+        return fn(cctxt)
+
+
+def host_statuses(instances: list, servicegroup_api: Any) -> dict[str, str]:
+    """The status of each server's host, looked up once per host (Nova's rules: forced
+    down is DOWN, disabled is MAINTENANCE, a missed heartbeat is UNKNOWN)."""
+    by_host: dict[str, str] = {}
+    result = {}
+    for instance in instances:
+        host = instance.host if instance.obj_attr_is_set('host') else None
+        if not host:
+            result[instance.uuid] = HOST_STATUS_NONE
+            continue
+        if host not in by_host:
+            by_host[host] = _host_status(instance._context, host, servicegroup_api)
+        result[instance.uuid] = by_host[host]
+    return result
+
+
+def _host_status(context: Any, host: str, servicegroup_api: Any) -> str:
+    service = objects.Service.get_by_host_and_binary(context, host, 'novalite-compute')
+    if service is None:
+        return HOST_STATUS_NONE
+    if service.forced_down:
+        return HOST_STATUS_DOWN
+    if service.disabled:
+        return HOST_STATUS_MAINTENANCE
+    return HOST_STATUS_UP if servicegroup_api.service_is_up(service) else HOST_STATUS_UNKNOWN
