@@ -31,20 +31,8 @@ def _own(context: Any) -> dict:
     return {'project_id': context.project_id, 'user_id': context.user_id}
 
 
-class ServersController(wsgi.Controller):
+class ServersController(common.ComputeAPIUser, wsgi.Controller):
     _view_builder_class = views_servers.ViewBuilder
-
-    def __init__(self, compute_api: Any = None) -> None:
-        super().__init__()
-        self._compute_api = compute_api
-
-    @property
-    def compute_api(self) -> Any:
-        # Built on first use: it creates RPC clients, which need rpc.init() done.
-        if self._compute_api is None:
-            from novalite.compute import api as compute_api
-            self._compute_api = compute_api.API()
-        return self._compute_api
 
     # -- reading -----------------------------------------------------------------------
 
