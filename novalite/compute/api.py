@@ -3,10 +3,13 @@
 ``create`` checks quota, then writes RequestSpec + BuildRequest + InstanceMapping in
 one API-database transaction and casts to the conductor. ``get``/``get_all`` read
 build requests and every cell; ``delete`` picks the right path for where the server
-is (a build request, cell0, a host that is up, or a host that is down).
+is (a build request, cell0, a host that is up, or a host that is down). The power
+actions (reboot, stop, start) check the state, record an action and cast to the host.
 """
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from oslo_log import log as logging
@@ -32,6 +35,12 @@ from novalite.servicegroup import api as servicegroup_api
 LOG = logging.getLogger(__name__)
 
 MULTI_NAME_TEMPLATE = '%(name)s-%(count)d'
+
+# Nova's rules: a hard reboot recovers servers a soft one cannot reach, and may
+# replace a reboot (or pause/suspend transition) that is stuck.
+_HARD_REBOOT_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED, vm_states.PAUSED,
+                          vm_states.SUSPENDED, vm_states.ERROR)
+_HARD_REBOOT_TASK_STATES = (None, task_states.REBOOTING, task_states.REBOOTING_HARD)
 
 
 class API:
@@ -347,6 +356,74 @@ class API:
     def get_instances_host_statuses(self, instances: list) -> dict[str, str]:
         """UP, DOWN, MAINTENANCE, UNKNOWN or '' of each server's host (2.16)."""
         return instance_edit.host_statuses(instances, self.servicegroup_api)
+
+    # -- power and console -------------------------------------------------------------
+
+    def reboot(self, context: Any, instance: Any, reboot_type: str) -> None:
+        """SOFT needs a running ACTIVE server; HARD also restarts a stopped, paused,
+        suspended or failed one, and may interrupt a reboot under way."""
+        if reboot_type == 'SOFT':
+            instance_edit.check_instance_state(instance, 'reboot', (vm_states.ACTIVE,))
+            if instance.power_state != power_state.RUNNING:
+                raise exception.InstanceInvalidState(
+                    attr='power_state', instance_uuid=instance.uuid, method='reboot',
+                    state=power_state.STATE_MAP.get(instance.power_state))
+        else:
+            instance_edit.check_instance_state(
+                instance, 'reboot', _HARD_REBOOT_VM_STATES, _HARD_REBOOT_TASK_STATES)
+        task_state = task_states.REBOOTING if reboot_type == 'SOFT' else \
+            task_states.REBOOTING_HARD
+        self._cast_power(context, instance, instance_actions.REBOOT, task_state,
+                         lambda cctxt: self.compute_rpcapi.reboot_instance(
+                             cctxt, instance, reboot_type))
+
+    def stop(self, context: Any, instance: Any) -> None:
+        instance_edit.check_instance_state(instance, 'stop',
+                                           (vm_states.ACTIVE, vm_states.ERROR))
+        self._cast_power(context, instance, instance_actions.STOP, task_states.POWERING_OFF,
+                         lambda cctxt: self.compute_rpcapi.stop_instance(cctxt, instance))
+
+    def start(self, context: Any, instance: Any) -> None:
+        instance_edit.check_instance_state(instance, 'start', (vm_states.STOPPED,))
+        self._cast_power(context, instance, instance_actions.START, task_states.POWERING_ON,
+                         lambda cctxt: self.compute_rpcapi.start_instance(cctxt, instance))
+
+    def get_console_output(self, context: Any, instance: Any,
+                           tail_length: int | None = None) -> str:
+        """The last ``tail_length`` lines (all when None) of the guest's console log."""
+        with self._host_context(context, instance) as cctxt:
+            return self.compute_rpcapi.get_console_output(cctxt, instance, tail_length)
+
+    def _cast_power(self, context: Any, instance: Any, action: str, task_state: str,
+                    cast: Any) -> None:
+        """Record ``action``, set ``task_state`` (so the host's power sync leaves the
+        server alone until the operation ends) and cast."""
+        with self._host_context(context, instance) as cctxt:
+            objects.InstanceAction.action_start(cctxt, instance.uuid, action,
+                                                want_result=False)
+            expected = instance.task_state
+            instance.task_state = task_state
+            instance.save(expected_task_state=[expected])
+            cast(cctxt)
+
+    @contextlib.contextmanager
+    def _host_context(self, context: Any, instance: Any) -> Iterator[Any]:
+        """The server's cell context, once its compute service is known to be up.
+
+        :raises Conflict: (409) the server has no host
+        :raises ServiceUnavailable: its compute service is down
+        """
+        if not instance.obj_attr_is_set('id') or not instance.host:
+            raise exception.Conflict(message='Instance %s is not on a compute host yet.'
+                                     % instance.uuid)
+        mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+        with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+            instance._context = cctxt
+            service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
+                                                             'novalite-compute')
+            if service is None or not self.servicegroup_api.service_is_up(service):
+                raise exception.ServiceUnavailable()
+            yield cctxt
 
     # -- delete ------------------------------------------------------------------------
 

@@ -2,3 +2,6 @@
 
 CREATE = 'create'
 DELETE = 'delete'
+REBOOT = 'reboot'
+STOP = 'stop'
+START = 'start'

@@ -33,6 +33,21 @@ def check_state(instance: Any, vm_states_allowed: tuple[str, ...], method: str,
                                              state=instance.task_state, method=method)
 
 
+def check_instance_state(instance: Any, method: str, vm_state: tuple[str, ...],
+                         task_state: tuple[str | None, ...] = (None,)) -> None:
+    """Nova's ``check_instance_state``: ``method`` needs the server in one of
+    ``vm_state`` and doing one of ``task_state`` (None: nothing).
+
+    :raises InstanceInvalidState: (409) it is not
+    """
+    if instance.vm_state not in vm_state:
+        raise exception.InstanceInvalidState(attr='vm_state', instance_uuid=instance.uuid,
+                                             state=instance.vm_state, method=method)
+    if instance.task_state not in task_state:
+        raise exception.InstanceInvalidState(attr='task_state', instance_uuid=instance.uuid,
+                                             state=instance.task_state, method=method)
+
+
 def check_metadata_quota(metadata: dict) -> None:
     """:raises MetadataLimitExceeded: (403) more items than ``[quota] metadata_items``"""
     limit = CONF.quota.metadata_items

@@ -14,7 +14,7 @@ from oslo_log import log as logging
 from oslo_service import periodic_task
 
 from novalite import exception, manager, utils
-from novalite.compute import build, power_sync, resource_tracker
+from novalite.compute import build, power, power_sync, resource_tracker
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
 from novalite.network import api as network_api
@@ -30,7 +30,7 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, host: str | None = None, driver: Any = None,
                  reportclient: Any = None, compute_task_api: Any = None,
@@ -131,3 +131,22 @@ class ComputeManager(manager.Manager):
                 build.terminate_instance(self, context, instance)
             except exception.InstanceNotFound:
                 LOG.info('Instance %s was already deleted', instance.uuid)
+
+    def reboot_instance(self, context: Any, instance: Any, reboot_type: str) -> None:
+        utils.spawn(self._locked, power.reboot_instance, context, instance, reboot_type)
+
+    def stop_instance(self, context: Any, instance: Any, clean_shutdown: bool = True) -> None:
+        utils.spawn(self._locked, power.stop_instance, context, instance, clean_shutdown)
+
+    def start_instance(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, power.start_instance, context, instance)
+
+    def get_console_output(self, context: Any, instance: Any,
+                           tail_length: int | None = None) -> str:
+        return power.get_console_output(self, context, instance, tail_length)
+
+    def _locked(self, flow: Any, context: Any, instance: Any, *args: Any) -> None:
+        """Run a power flow under the instance lock, off the RPC worker (a clean
+        shutdown may take ``shutdown_timeout`` seconds)."""
+        with self.instance_lock(instance.uuid):
+            flow(self, context, instance, *args)

@@ -17,16 +17,18 @@ class ComputeAPI:
     API version history:
 
     * 1.0 - build_and_run_instance, terminate_instance
+    * 1.1 - reboot_instance, stop_instance, start_instance, get_console_output
     """
 
-    VERSION = '1.0'
+    VERSION = '1.1'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
 
-    def _client(self, context: Any, host: str) -> Any:
+    def _client(self, context: Any, host: str, version: str = '1.0') -> Any:
         transport = getattr(context, 'mq_connection', None)
-        return rpc.get_client(self.target, transport=transport).prepare(server=host)
+        return rpc.get_client(self.target, transport=transport).prepare(
+            server=host, version=version)
 
     def build_and_run_instance(self, context: Any, instance: Any, host: str, image: Any,
                                request_spec: Any, filter_properties: dict,
@@ -47,3 +49,21 @@ class ComputeAPI:
     def terminate_instance(self, context: Any, instance: Any, bdms: list | None = None) -> None:
         self._client(context, instance.host).cast(
             context, 'terminate_instance', instance=instance, bdms=bdms or [])
+
+    def reboot_instance(self, context: Any, instance: Any, reboot_type: str) -> None:
+        """:param reboot_type: 'SOFT' or 'HARD'"""
+        self._client(context, instance.host, '1.1').cast(
+            context, 'reboot_instance', instance=instance, reboot_type=reboot_type)
+
+    def stop_instance(self, context: Any, instance: Any, clean_shutdown: bool = True) -> None:
+        self._client(context, instance.host, '1.1').cast(
+            context, 'stop_instance', instance=instance, clean_shutdown=clean_shutdown)
+
+    def start_instance(self, context: Any, instance: Any) -> None:
+        self._client(context, instance.host, '1.1').cast(
+            context, 'start_instance', instance=instance)
+
+    def get_console_output(self, context: Any, instance: Any, tail_length: int | None) -> str:
+        """:returns: the guest's console log (its last ``tail_length`` lines if given)"""
+        return self._client(context, instance.host, '1.1').call(
+            context, 'get_console_output', instance=instance, tail_length=tail_length)

@@ -9,6 +9,7 @@ from novalite.policies import (
     aggregates,
     availability_zone,
     base,
+    console_output,
     flavor_access,
     flavors,
     hypervisors,
@@ -32,4 +33,4 @@ def list_rules() -> list[policy.RuleDefault]:
         instance_actions.list_rules(), keypairs.list_rules(), services.list_rules(),
         limits.list_rules(), quota_sets.list_rules(), quota_class_sets.list_rules(),
         availability_zone.list_rules(), aggregates.list_rules(), server_groups.list_rules(),
-        hypervisors.list_rules()))
+        hypervisors.list_rules(), console_output.list_rules()))

@@ -149,7 +149,11 @@ class ComputeDriver:
         raise NotImplementedError()
 
     def get_console_output(self, context: Any, instance: Any) -> str:
-        raise exception.NovaliteException('Console output is not supported by this driver')
+        """The guest's console log (the API shows a tail of it).
+
+        :raises NotImplementedError: the driver keeps no console log (the API answers 501)
+        """
+        raise NotImplementedError()
 
 
 def load_compute_driver(virtapi: Any = None, name: str | None = None) -> ComputeDriver:

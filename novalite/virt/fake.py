@@ -16,11 +16,13 @@ class FakeDriver(driver.ComputeDriver):
     """Keeps guests in a dict; its host size comes from the ``[fake_driver]`` options.
 
     ``[fake_driver] fail_spawn_on_hosts`` makes spawn fail on the named hosts, so tests
-    can exercise reschedules.
+    can exercise reschedules. Power operations only change the recorded state; a test
+    that needs one to fail replaces the method on its driver.
     """
 
     capabilities = dict(driver.ComputeDriver.capabilities, supports_reboot=True,
-                        supports_pause=True, supports_suspend=True)
+                        supports_pause=True, supports_suspend=True,
+                        supports_console_output=True)
 
     def __init__(self, virtapi: Any = None) -> None:
         super().__init__(virtapi)
@@ -82,3 +84,25 @@ class FakeDriver(driver.ComputeDriver):
         if guest is None:
             raise exception.InstanceNotFound(instance_id=instance.uuid)
         return hardware.InstanceInfo(state=guest['state'], internal_id=instance.uuid)
+
+    def _set_state(self, instance: Any, state: int) -> None:
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            guest['state'] = state
+
+    def reboot(self, context: Any, instance: Any, network_info: Any = None,
+               reboot_type: str = 'SOFT', block_device_info: Any = None) -> None:
+        self._set_state(instance, power_state.RUNNING)
+
+    def power_off(self, instance: Any, timeout: int = 0, retry_interval: int = 0) -> None:
+        self._set_state(instance, power_state.SHUTDOWN)
+
+    def power_on(self, context: Any, instance: Any, network_info: Any = None,
+                 block_device_info: Any = None) -> None:
+        self._set_state(instance, power_state.RUNNING)
+
+    def get_console_output(self, context: Any, instance: Any) -> str:
+        self.get_info(instance)
+        return ('fake console of instance %s\nbooting\nlogin: ' % instance.uuid)

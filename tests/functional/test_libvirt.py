@@ -220,3 +220,53 @@ def test_start_up_recovery_gives_an_interrupted_instance_its_real_state(stack, f
     assert 'is gone from host' in gone['fault']['message']
     for server_id in (paused_id, gone_id):
         _delete(stack, server_id)
+
+
+def _action(stack, server_id, body):
+    return stack.request('POST', '/servers/%s/action' % server_id, json=body,
+                         version=VERSION)
+
+
+def _settled(stack, server_id, statuses):
+    """The server in one of ``statuses`` with no task, once lifecycle events of the
+    operation have been handled too (they wait for the instance lock)."""
+    server = stack.wait_for_status(server_id, statuses, version=VERSION)
+    host = server['OS-EXT-SRV-ATTR:host']
+    _wait(lambda: not stack.computes[host].manager.instance_lock(server_id).locked())
+    server = stack.request('GET', '/servers/%s' % server_id, version=VERSION).json()['server']
+    assert server['status'] in statuses and server['OS-EXT-STS:task_state'] is None
+    return server
+
+
+def test_stop_start_reboot_and_console_on_a_domain(stack, flavor):
+    server_id = _boot(stack, flavor, name='power')
+    host = _active(stack, server_id)['OS-EXT-SRV-ATTR:host']
+    guest = stack.driver(host).host.get_guest(server_id)
+
+    assert _action(stack, server_id, {'os-stop': None}).status_code == 202
+    server = _settled(stack, server_id, ('SHUTOFF',))
+    assert server['OS-EXT-STS:power_state'] == power_state.SHUTDOWN
+    assert not guest.is_active()
+
+    assert _action(stack, server_id, {'os-start': None}).status_code == 202
+    server = _settled(stack, server_id, ('ACTIVE',))
+    assert server['OS-EXT-STS:power_state'] == power_state.RUNNING and guest.is_active()
+
+    for kind in ('SOFT', 'HARD'):
+        assert _action(stack, server_id, {'reboot': {'type': kind}}).status_code == 202
+        # The guest's own stop and start events must not leave it SHUTOFF.
+        server = _settled(stack, server_id, ('ACTIVE',))
+        assert server['OS-EXT-STS:power_state'] == power_state.RUNNING
+        assert guest.is_active()
+
+    # The test driver writes no console log: give the guest one.
+    console = stack.request('POST', '/servers/%s/action' % server_id, version=VERSION,
+                            json={'os-getConsoleOutput': {}})
+    assert console.status_code == 200 and console.json() == {'output': ''}
+    path = os.path.join(stack.driver(host).instance_dir(objects.Instance(uuid=server_id)),
+                        'console.log')
+    with open(path, 'w') as log:
+        log.write('line 1\nline 2\x07\nlogin: \n')
+    tail = _action(stack, server_id, {'os-getConsoleOutput': {'length': 2}}).json()
+    assert tail == {'output': 'line 2\nlogin: '}
+    _delete(stack, server_id)
