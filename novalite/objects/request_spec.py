@@ -71,6 +71,23 @@ class RequestSpec(base.NovaliteObject):
             spec.obj_reset_changes()
             return spec
 
+    @classmethod
+    def get_by_instance_uuids(cls, context, instance_uuids: list[str]) -> dict:
+        """{instance uuid: RequestSpec} for many instances in one query."""
+        if not instance_uuids:
+            return {}
+        with engine.api_reader() as session:
+            rows = session.scalars(select(models.RequestSpec).where(
+                models.RequestSpec.instance_uuid.in_(instance_uuids)))
+            specs = {}
+            for row in rows:
+                spec = base.obj_from_json(row.spec)
+                spec._context = context
+                spec.id = row.id
+                spec.obj_reset_changes()
+                specs[row.instance_uuid] = spec
+            return specs
+
     def create(self, session=None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
         row = models.RequestSpec(instance_uuid=self.instance_uuid, spec=self._spec_json())

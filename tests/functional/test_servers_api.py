@@ -314,3 +314,26 @@ def test_other_projects_get_404(stack, server, method, suffix, body):
     assert resp.status_code == 404, resp.text
     assert 'itemNotFound' in resp.json()
 
+
+
+def test_detail_at_2100_shows_each_servers_hints_and_pinned_zone(stack, flavor_id):
+    """The 2.96/2.100 fields come from the request specs, read for the whole page."""
+    hinted = _boot(stack, flavor_id, 'hinted', availability_zone='nova')
+    plain = _boot(stack, flavor_id, 'plain')
+    resp = stack.request('POST', '/servers', token=OWNER, version=LATEST, json={
+        'server': {'name': 'with-hint', 'imageRef': stack.image['id'],
+                   'flavorRef': flavor_id, 'networks': 'none'},
+        'os:scheduler_hints': {'same_host': [plain]}})
+    assert resp.status_code == 202, resp.text
+    with_hint = resp.json()['server']['id']
+    for sid in (hinted, plain, with_hint):
+        stack.wait_for_status(sid, ('ACTIVE', 'ERROR'), token=OWNER, version=LATEST)
+    servers = {s['id']: s for s in _req(stack, 'GET', '/servers/detail').json()['servers']}
+    assert servers[hinted]['pinned_availability_zone'] == 'nova'
+    assert servers[plain]['pinned_availability_zone'] is None
+    assert servers[with_hint]['scheduler_hints'] == {'same_host': [plain]}
+    assert servers[plain]['scheduler_hints'] == {}
+    for sid in (hinted, plain, with_hint):
+        _req(stack, 'DELETE', '/servers/%s' % sid)
+    for sid in (hinted, plain, with_hint):
+        stack.wait_for_deleted(sid, token=OWNER)

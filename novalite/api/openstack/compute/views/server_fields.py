@@ -43,7 +43,18 @@ def host_status_answers(req: Any, instances: list) -> dict:
     return {'host_status': statuses}
 
 
-def _request_spec(instance: Any) -> Any:
+def request_specs(req: Any, instances: list) -> dict:
+    """The request specs the 2.96+ fields need, for every listed server in one query
+    (not one API-database read per server on the list path)."""
+    if not avr.is_supported(req, '2.96') or not instances:
+        return {}
+    return {'request_specs': objects.RequestSpec.get_by_instance_uuids(
+        req.context, [i.uuid for i in instances])}
+
+
+def _request_spec(instance: Any, extend: dict) -> Any:
+    if 'request_specs' in extend:
+        return extend['request_specs'].get(instance.uuid)
     try:
         return objects.RequestSpec.get_by_instance_uuid(instance._context, instance.uuid)
     except exception.RequestSpecNotFound:
@@ -83,7 +94,7 @@ def by_microversion(req: Any, instance: Any, extend: dict, for_show: bool) -> di
         fields['locked_reason'] = (_get(instance, 'system_metadata', {})
                                    .get('locked_reason') if locked else None)
     if avr.is_supported(req, '2.96'):
-        spec = _request_spec(instance)
+        spec = _request_spec(instance, extend)
         fields['pinned_availability_zone'] = getattr(spec, 'availability_zone', None) \
             if spec is not None and spec.obj_attr_is_set('availability_zone') else None
         if avr.is_supported(req, '2.100'):

@@ -145,6 +145,7 @@ class ViewBuilder(common.ViewBuilder):
                             context.can(fl_policies.EXTRA_SPECS_INDEX, own, fatal=False)),
         }
         answers.update(server_fields.host_status_answers(req, instances))
+        answers.update(server_fields.request_specs(req, instances))
         return answers
 
     def _image(self, req: Any, instance: Any) -> dict | str:
