@@ -322,3 +322,31 @@ class FlavorAccessNotFound(NotFound):
 
 class FlavorExtraSpecsNotFound(NotFound):
     msg_fmt = 'Flavor %(flavor_id)s has no extra specs with key %(extra_specs_key)s.'
+
+
+class InstanceGroupNotFound(NotFound):
+    msg_fmt = 'Instance group %(group_uuid)s could not be found.'
+
+
+class AggregateNotFound(NotFound):
+    msg_fmt = 'Aggregate %(aggregate_id)s could not be found.'
+
+
+class AggregateHostExists(Conflict):
+    msg_fmt = 'Aggregate %(aggregate_id)s already has host %(host)s.'
+
+
+class OverQuota(QuotaError):
+    msg_fmt = 'Quota exceeded for resources: %(overs)s'
+
+
+class InstanceGroupIdExists(Conflict):
+    msg_fmt = 'Instance group %(group_uuid)s already exists.'
+
+
+class AggregateNameExists(Conflict):
+    msg_fmt = 'Aggregate %(aggregate_name)s already exists.'
+
+
+class AggregateHostNotFound(NotFound):
+    msg_fmt = 'Aggregate %(aggregate_id)s has no host %(host)s.'

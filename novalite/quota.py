@@ -44,10 +44,6 @@ INJECTED_FILE_RESOURCES = ('injected_files', 'injected_file_content_bytes',
                            'injected_file_path_bytes')
 
 
-class OverQuota(exception.QuotaError):
-    msg_fmt = 'Quota exceeded for resources: %(overs)s'
-
-
 def defaults() -> dict[str, int]:
     """The limits of the ``[quota]`` options alone."""
     return {name: -1 if opt is None else getattr(CONF.quota, opt)
@@ -219,5 +215,5 @@ def headroom(context: Any, deltas: dict[str, int], project_id: str,
                 overs=', '.join(overs), req=', '.join(str(deltas[k]) for k in overs),
                 used=', '.join(str(usage[k]) for k in overs),
                 allowed=', '.join(str(limits[k]) for k in overs))
-        raise OverQuota(overs=', '.join(overs))
+        raise exception.OverQuota(overs=', '.join(overs))
     return left

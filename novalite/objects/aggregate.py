@@ -16,22 +16,6 @@ from novalite.objects import base
 AZ_KEY = 'availability_zone'
 
 
-class AggregateNotFound(exception.NotFound):
-    msg_fmt = 'Aggregate %(aggregate_id)s could not be found.'
-
-
-class AggregateNameExists(exception.Conflict):
-    msg_fmt = 'Aggregate %(aggregate_name)s already exists.'
-
-
-class AggregateHostExists(exception.Conflict):
-    msg_fmt = 'Aggregate %(aggregate_id)s already has host %(host)s.'
-
-
-class AggregateHostNotFound(exception.NotFound):
-    msg_fmt = 'Aggregate %(aggregate_id)s has no host %(host)s.'
-
-
 @base.NovaliteObjectRegistry.register
 class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
@@ -63,7 +47,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         with engine.api_reader() as session:
             row = session.scalars(select(models.Aggregate).filter_by(**filters)).first()
             if row is None:
-                raise AggregateNotFound(aggregate_id=next(iter(filters.values())))
+                raise exception.AggregateNotFound(aggregate_id=next(iter(filters.values())))
             return _load(context, session, [row])[0]
 
     @classmethod
@@ -87,7 +71,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         with engine.api_writer() as session:
             if session.scalars(select(models.Aggregate.id)
                                .filter_by(name=values['name'])).first() is not None:
-                raise AggregateNameExists(aggregate_name=values['name'])
+                raise exception.AggregateNameExists(aggregate_name=values['name'])
             row = models.Aggregate(**values)
             session.add(row)
             session.flush()
@@ -111,10 +95,10 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
                 other = session.scalars(select(models.Aggregate.id).filter_by(
                     name=self.name)).first()
                 if other is not None and other != self.id:
-                    raise AggregateNameExists(aggregate_name=self.name)
+                    raise exception.AggregateNameExists(aggregate_name=self.name)
                 row = session.get(models.Aggregate, self.id)
                 if row is None:
-                    raise AggregateNotFound(aggregate_id=self.id)
+                    raise exception.AggregateNotFound(aggregate_id=self.id)
                 row.name = self.name
                 session.flush()
                 self.updated_at = row.updated_at
@@ -124,7 +108,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         with engine.api_writer() as session:
             if session.scalars(select(models.AggregateHost.id)
                                .filter_by(aggregate_id=self.id, host=host)).first():
-                raise AggregateHostExists(aggregate_id=self.id, host=host)
+                raise exception.AggregateHostExists(aggregate_id=self.id, host=host)
             session.add(models.AggregateHost(aggregate_id=self.id, host=host))
         self.hosts = list(self.hosts) + [host]
         self.obj_reset_changes(['hosts'])
@@ -135,7 +119,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
                 models.AggregateHost.aggregate_id == self.id,
                 models.AggregateHost.host == host))
             if not result.rowcount:
-                raise AggregateHostNotFound(aggregate_id=self.id, host=host)
+                raise exception.AggregateHostNotFound(aggregate_id=self.id, host=host)
         self.hosts = [h for h in self.hosts if h != host]
         self.obj_reset_changes(['hosts'])
 
@@ -167,7 +151,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         with engine.api_writer() as session:
             row = session.get(models.Aggregate, self.id)
             if row is None:
-                raise AggregateNotFound(aggregate_id=self.id)
+                raise exception.AggregateNotFound(aggregate_id=self.id)
             for table in (models.AggregateHost, models.AggregateMetadata):
                 session.execute(delete(table).where(table.aggregate_id == row.id))
             session.delete(row)

@@ -27,14 +27,6 @@ POLICIES = (AFFINITY, ANTI_AFFINITY, SOFT_AFFINITY, SOFT_ANTI_AFFINITY)
 _CELL_TIMEOUT = 60
 
 
-class InstanceGroupNotFound(exception.NotFound):
-    msg_fmt = 'Instance group %(group_uuid)s could not be found.'
-
-
-class InstanceGroupIdExists(exception.Conflict):
-    msg_fmt = 'Instance group %(group_uuid)s already exists.'
-
-
 @base.NovaliteObjectRegistry.register
 class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
@@ -78,7 +70,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
         with engine.api_reader() as session:
             row = session.scalars(select(models.InstanceGroup).filter_by(uuid=uuid)).first()
             if row is None:
-                raise InstanceGroupNotFound(group_uuid=uuid)
+                raise exception.InstanceGroupNotFound(group_uuid=uuid)
             return cls._load(context, session, row)
 
     @base.remotable_classmethod
@@ -91,7 +83,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
                     models.InstanceGroupMember.group_id == models.InstanceGroup.id)
                 .where(models.InstanceGroupMember.instance_uuid == instance_uuid)).first()
             if row is None:
-                raise InstanceGroupNotFound(group_uuid='of instance %s' % instance_uuid)
+                raise exception.InstanceGroupNotFound(group_uuid='of instance %s' % instance_uuid)
             return cls._load(context, session, row)
 
     def obj_load_attr(self, attrname: str) -> None:
@@ -118,7 +110,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
         with engine.api_writer() as session:
             if session.scalars(select(models.InstanceGroup.id)
                                .filter_by(uuid=values['uuid'])).first() is not None:
-                raise InstanceGroupIdExists(group_uuid=values['uuid'])
+                raise exception.InstanceGroupIdExists(group_uuid=values['uuid'])
             row = models.InstanceGroup(**values)
             session.add(row)
             session.flush()
@@ -151,7 +143,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
         group_id = session.scalars(select(models.InstanceGroup.id)
                                    .filter_by(uuid=group_uuid)).first()
         if group_id is None:
-            raise InstanceGroupNotFound(group_uuid=group_uuid)
+            raise exception.InstanceGroupNotFound(group_uuid=group_uuid)
         existing = set(session.scalars(select(models.InstanceGroupMember.instance_uuid)
                                        .filter_by(group_id=group_id)))
         added = [u for u in dict.fromkeys(instance_uuids) if u not in existing]
@@ -212,7 +204,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
             row = session.scalars(select(models.InstanceGroup)
                                   .filter_by(uuid=self.uuid)).first()
             if row is None:
-                raise InstanceGroupNotFound(group_uuid=self.uuid)
+                raise exception.InstanceGroupNotFound(group_uuid=self.uuid)
             for table in (models.InstanceGroupMember, models.InstanceGroupPolicy):
                 session.execute(delete(table).where(table.group_id == row.id))
             session.delete(row)

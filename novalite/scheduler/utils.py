@@ -146,14 +146,13 @@ def setup_instance_group(context: Any, spec: Any, enabled: list[str]) -> Any:
         filter or weigher that is not enabled (Nova refuses these too).
     """
     from novalite import exception, objects
-    from novalite.objects import instance_group
     group = spec.instance_group if spec.obj_attr_is_set('instance_group') else None
     group_uuid = group.uuid if group is not None else spec.get_scheduler_hint('group')
     if not group_uuid:
         return None
     try:
         group = objects.InstanceGroup.get_by_uuid(context, group_uuid)
-    except instance_group.InstanceGroupNotFound as exc:
+    except exception.InstanceGroupNotFound as exc:
         raise exception.NoValidHost(reason=exc.format_message()) from exc
     enforcer = _POLICY_ENFORCERS.get(group.policy or '')
     if enforcer is not None and enforcer not in enabled:

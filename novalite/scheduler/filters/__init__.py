@@ -6,9 +6,9 @@ import dataclasses
 from typing import Any
 
 from oslo_log import log as logging
-from stevedore import named
 
 from novalite.conf import CONF
+from novalite.scheduler import plugins
 
 LOG = logging.getLogger(__name__)
 
@@ -52,12 +52,7 @@ class HostFilterHandler:
 
     def __init__(self, names: list[str] | None = None) -> None:
         names = list(CONF.filter_scheduler.enabled_filters if names is None else names)
-        manager = named.NamedExtensionManager(FILTERS_NAMESPACE, names, invoke_on_load=True,
-                                              name_order=True)
-        missing = set(names) - set(manager.names())
-        if missing:
-            raise ValueError('Unknown scheduler filters: %s' % ', '.join(sorted(missing)))
-        self.filters: list[BaseHostFilter] = [ext.obj for ext in manager]
+        self.filters: list[BaseHostFilter] = plugins.load(FILTERS_NAMESPACE, names, 'filters')
 
     def get_filtered_hosts(self, host_states: list, spec_obj: Any
                            ) -> tuple[list, list[FilterResult]]:

@@ -5,9 +5,8 @@ import abc
 import dataclasses
 from typing import Any
 
-from stevedore import named
-
 from novalite.conf import CONF
+from novalite.scheduler import plugins
 
 WEIGHERS_NAMESPACE = 'novalite.scheduler.weights'
 
@@ -81,12 +80,7 @@ class HostWeightHandler:
 
     def __init__(self, names: list[str] | None = None) -> None:
         names = list(CONF.filter_scheduler.weight_classes if names is None else names)
-        manager = named.NamedExtensionManager(WEIGHERS_NAMESPACE, names, invoke_on_load=True,
-                                              name_order=True)
-        missing = set(names) - set(manager.names())
-        if missing:
-            raise ValueError('Unknown scheduler weighers: %s' % ', '.join(sorted(missing)))
-        self.weighers: list[BaseWeigher] = [ext.obj for ext in manager]
+        self.weighers: list[BaseWeigher] = plugins.load(WEIGHERS_NAMESPACE, names, 'weighers')
 
     def get_weighed_objects(self, host_states: list, spec_obj: Any) -> list[WeighedHost]:
         """:returns: every host wrapped in a WeighedHost, best first."""

@@ -3,13 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from novalite import objects
-from novalite.objects.aggregate import (
-    AggregateHostExists,
-    AggregateHostNotFound,
-    AggregateNameExists,
-    AggregateNotFound,
-)
+from novalite import exception, objects
 
 
 def _aggregate(dbs, name, hosts=(), **metadata):
@@ -28,26 +22,26 @@ def test_create_and_get_round_trip(dbs):
         assert (loaded.name, loaded.hosts) == ('fast', ['h1', 'h2'])
         assert loaded.metadata == {'ssd': 'true', 'availability_zone': 'az1'}
         assert loaded.availability_zone == 'az1'
-    with pytest.raises(AggregateNotFound):
+    with pytest.raises(exception.AggregateNotFound):
         objects.Aggregate.get_by_id(dbs.context, 999)
 
 
 def test_names_are_unique(dbs):
     _aggregate(dbs, 'fast')
-    with pytest.raises(AggregateNameExists):
+    with pytest.raises(exception.AggregateNameExists):
         _aggregate(dbs, 'fast')
 
 
 def test_add_and_delete_host(dbs):
     aggregate = _aggregate(dbs, 'a', hosts=['h1'])
-    with pytest.raises(AggregateHostExists):
+    with pytest.raises(exception.AggregateHostExists):
         aggregate.add_host('h1')
 
     aggregate.delete_host('h1')
 
     assert aggregate.hosts == []
     assert objects.Aggregate.get_by_id(dbs.context, aggregate.id).hosts == []
-    with pytest.raises(AggregateHostNotFound):
+    with pytest.raises(exception.AggregateHostNotFound):
         aggregate.delete_host('h1')
 
 
@@ -82,7 +76,7 @@ def test_destroy(dbs):
 
     assert list(objects.AggregateList.get_all(dbs.context)) == []
     assert list(objects.AggregateList.get_by_host(dbs.context, 'h1')) == []
-    with pytest.raises(AggregateNotFound):
+    with pytest.raises(exception.AggregateNotFound):
         aggregate.destroy()
     # The name is free again.
     _aggregate(dbs, 'a')

@@ -7,7 +7,6 @@ import pytest
 
 from novalite import exception, objects
 from novalite.objects import base
-from novalite.objects.instance_group import InstanceGroupIdExists, InstanceGroupNotFound
 
 
 def _group(dbs, policy='anti-affinity', members=(), project_id='p1', **kwargs):
@@ -35,7 +34,7 @@ def test_unknown_policy_and_duplicate_uuid_are_refused(dbs):
     with pytest.raises(exception.Invalid, match='Unknown server group policy'):
         _group(dbs, policy='best-effort')
     group = _group(dbs)
-    with pytest.raises(InstanceGroupIdExists):
+    with pytest.raises(exception.InstanceGroupIdExists):
         _group(dbs, uuid=group.uuid)
 
 
@@ -45,7 +44,7 @@ def test_get_by_instance_uuid(dbs):
     group = _group(dbs, members=[member])
 
     assert objects.InstanceGroup.get_by_instance_uuid(dbs.context, member).uuid == group.uuid
-    with pytest.raises(InstanceGroupNotFound):
+    with pytest.raises(exception.InstanceGroupNotFound):
         objects.InstanceGroup.get_by_instance_uuid(dbs.context, str(uuid.uuid4()))
 
 
@@ -57,7 +56,7 @@ def test_add_members_skips_existing_ones(dbs):
 
     assert added == [second]
     assert objects.InstanceGroup.get_by_uuid(dbs.context, group.uuid).members == [first, second]
-    with pytest.raises(InstanceGroupNotFound):
+    with pytest.raises(exception.InstanceGroupNotFound):
         objects.InstanceGroup.add_members(dbs.context, str(uuid.uuid4()), [first])
 
 
@@ -101,9 +100,9 @@ def test_destroy_and_list(dbs):
 
     gone.destroy()
 
-    with pytest.raises(InstanceGroupNotFound):
+    with pytest.raises(exception.InstanceGroupNotFound):
         objects.InstanceGroup.get_by_uuid(dbs.context, gone.uuid)
-    with pytest.raises(InstanceGroupNotFound):
+    with pytest.raises(exception.InstanceGroupNotFound):
         gone.destroy()
     assert [g.uuid for g in objects.InstanceGroupList.get_all(dbs.context)] == [
         kept.uuid, other.uuid]
