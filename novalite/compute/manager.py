@@ -14,7 +14,7 @@ from oslo_log import log as logging
 from oslo_service import periodic_task
 
 from novalite import exception, manager, utils
-from novalite.compute import build, power, power_sync, resource_tracker
+from novalite.compute import build, guest_audit, power, power_sync, resource_tracker
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
 from novalite.network import api as network_api
@@ -62,6 +62,7 @@ class ComputeManager(manager.Manager):
         for nodename in self.driver.get_available_nodes():
             self.rt.update_available_resource(context, nodename)
         build.recover_interrupted_builds(self, context)
+        guest_audit.audit_guests(self, context)
         self._indirection_api = obj_base.current_indirection_api()
         self.driver.register_event_listener(self.handle_lifecycle_event)
 

@@ -14,7 +14,7 @@ from typing import Any
 from oslo_log import log as logging
 
 from novalite import exception, objects
-from novalite.compute import power_state, vm_states
+from novalite.compute import guest_audit, power_state, vm_states
 from novalite.objects import instance_fault
 
 LOG = logging.getLogger(__name__)
@@ -64,10 +64,9 @@ def sync_power_states(mgr: Any, context: Any) -> None:
     if len(guests) != len(instances):
         LOG.warning('While synchronising power states, found %d instances in the database '
                     'and %d guests on the hypervisor', len(instances), len(guests))
-    unknown = set(guests) - {instance.uuid for instance in instances}
-    if unknown:
-        LOG.warning('Guests on this host that belong to no instance of it: %s',
-                    ', '.join(sorted(unknown)))
+    if set(guests) - {instance.uuid for instance in instances}:
+        for uuid, why in guest_audit.find_unknown_guests(mgr, context).items():
+            LOG.warning('Guest %s on this host belongs to no instance of it (%s)', uuid, why)
     for instance in instances:
         lock = mgr.instance_lock(instance.uuid)
         if not lock.acquire(blocking=False):

@@ -2,7 +2,9 @@
 
 One lock guards the tracker. A claim costs no Placement request (the scheduler already
 allocated); usage is rebuilt from this host's instances on each periodic run; the
-inventory is pushed to Placement only when it changed.
+inventory is pushed to Placement only when it changed; allocations on this host's
+providers whose instance is gone are removed (one GET per provider per run, outside the
+lock).
 """
 from __future__ import annotations
 
@@ -45,6 +47,35 @@ class ResourceTracker:
                 i.uuid: (i.node or nodename, claims.Usage.of_flavor(i.flavor))
                 for i in instances if i.node in (None, nodename) and not i.deleted}
             self._update(context, node, resources)
+            tracked = set(self.tracked)
+        self._remove_orphan_allocations(context, node, tracked)
+
+    def _remove_orphan_allocations(self, context: Any, node: Any, tracked: set[str]) -> None:
+        """Delete the allocations on ``node``'s provider of instances that are deleted
+        (a delete that could not reach Placement left them, or a host that was down).
+
+        A consumer this cell does not know is left alone: it may be an instance the
+        scheduler has just placed and the conductor not yet created. An instance on
+        another host is only reported (an operator's or a migration's business).
+        """
+        try:
+            allocations = self.reportclient.get_allocations_for_resource_provider(
+                context, node.uuid)
+        except exception.NovaliteException as exc:
+            LOG.warning('Could not read the allocations of %s to remove orphans: %s',
+                        node.hypervisor_hostname, exc)
+            return
+        untracked = [consumer for consumer in allocations if consumer not in tracked]
+        if not untracked:
+            return
+        for instance in objects.InstanceList.get_by_uuids(context, untracked):
+            if instance.deleted:
+                LOG.warning('Removing the allocation of deleted instance %s from %s',
+                            instance.uuid, node.hypervisor_hostname)
+                self.reportclient.delete_allocation_for_instance(context, instance.uuid)
+            elif instance.host and instance.host != self.host:
+                LOG.warning('Instance %s, on host %s, has an allocation on %s of this host',
+                            instance.uuid, instance.host, node.hypervisor_hostname)
 
     def _init_compute_node(self, context: Any, nodename: str, resources: dict) -> Any:
         node = self.compute_nodes.get(nodename)

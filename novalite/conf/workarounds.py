@@ -8,6 +8,12 @@ workarounds_group = cfg.OptGroup('workarounds', title='Workarounds')
 opts = [
     cfg.BoolOpt('disable_compute_service_check_for_ffu', default=False,
                 help='Start services even if older compute services are registered.'),
+    cfg.BoolOpt('destroy_unknown_guests', default=False,
+                help='When novalite-compute starts, destroy the guests (and their disks) '
+                     'that the hypervisor has and that belong to no instance of this host: '
+                     'no instance record, a deleted instance, or an instance on another '
+                     'host. Off: they are only reported in the log. Turn it on only where '
+                     'no other tool defines guests on the hypervisor.'),
 ]
 
 

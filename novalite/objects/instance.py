@@ -296,6 +296,17 @@ class InstanceList(base.ObjectListBase, base.NovaliteObject):
                                         .filter_by(host=host, deleted=0)))
             return cls._from_rows(context, session, rows, expected_attrs or ())
 
+    @base.remotable_classmethod
+    def get_by_uuids(cls, context, uuids: list[str]) -> InstanceList:
+        """The instances of this cell with these uuids, deleted ones included (what a
+        compute host asks about allocations and guests it does not track)."""
+        if not uuids:
+            return cls(context, objects=[])
+        with engine.cell_reader(context) as session:
+            rows = list(session.scalars(select(models.Instance)
+                                        .where(models.Instance.uuid.in_(list(uuids)))))
+            return cls._from_rows(context, session, rows)
+
     @classmethod
     def get_by_filters(cls, context, filters: dict, sort_keys: list[str] | None = None,
                        sort_dirs: list[str] | None = None, limit: int | None = None,

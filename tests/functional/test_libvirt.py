@@ -8,52 +8,16 @@ import pytest
 
 from novalite import context as nl_context
 from novalite import objects
-from novalite.allinone import stack as allinone_stack
 from novalite.compute import build, power_state, task_states
-from novalite.virt.libvirt import driver as libvirt_driver
-from tests.functional import stack as functional_stack
-from tests.unit.virt.conftest import NODE_XML
-from tests.unit.virt.image_server import ImageServer
+from tests.functional import libvirt_stack
 
-VERSION = '2.47'
+VERSION = libvirt_stack.VERSION
 HOSTS = {'lv1': 4, 'lv2': 8}  # host → CPUs of its simulated node
-
-
-class LibvirtStack(functional_stack.Stack):
-    """The functional stack with a LibvirtDriver per compute on a node file of its own,
-    and a Glance double that serves image data."""
-
-    def __init__(self, tmp_dir: str) -> None:
-        self.glance = ImageServer()
-        overrides = dict(functional_stack.TEST_SETTINGS)
-        overrides[('libvirt', 'virt_type')] = 'test'
-        allinone_stack.Stack.__init__(self, tmp_dir, self.glance.server.url,
-                                      compute_hosts=tuple(HOSTS), overrides=overrides,
-                                      driver_factory=self._libvirt_driver)
-        self.image: dict = {}
-
-    def start(self) -> LibvirtStack:
-        self.image = self.glance.add_image(b'\0' * 65536, disk_format='raw', name='tiny')
-        self.glance.start()
-        allinone_stack.Stack.start(self)
-        return self
-
-    def _libvirt_driver(self, host: str) -> libvirt_driver.LibvirtDriver:
-        """A simulated host: a test:/// node file of its own, its own instances dir."""
-        node = os.path.join(self.state_dir, '%s-node.xml' % host)
-        with open(node, 'w') as f:
-            f.write(NODE_XML % {'cpus': HOSTS[host], 'kib': 8192 * 1024})
-        return libvirt_driver.LibvirtDriver(
-            connection_uri='test://' + node,
-            instances_path=os.path.join(self.state_dir, host, 'instances'))
-
-    def driver(self, host: str) -> libvirt_driver.LibvirtDriver:
-        return self.computes[host].manager.driver
 
 
 @pytest.fixture(scope='module')
 def stack(tmp_path_factory):
-    stack = LibvirtStack(str(tmp_path_factory.mktemp('libvirt-stack')))
+    stack = libvirt_stack.LibvirtStack(str(tmp_path_factory.mktemp('libvirt-stack')), HOSTS)
     stack.start()
     try:
         yield stack
@@ -63,40 +27,20 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def flavor(stack):
-    resp = stack.request('POST', '/flavors', json={'flavor': {
-        'name': 'lv.tiny', 'ram': 128, 'vcpus': 1, 'disk': 1}})
-    assert resp.status_code == 200, resp.text
-    return resp.json()['flavor']
+    return stack.create_flavor('lv.tiny')
 
 
-def _boot(stack, flavor, name='vm', **extra):
-    body = {'server': dict({'name': name, 'imageRef': stack.image['id'],
-                            'flavorRef': flavor['id'], 'networks': 'none'}, **extra)}
-    resp = stack.request('POST', '/servers', json=body, version=VERSION)
-    assert resp.status_code == 202, resp.text
-    return resp.json()['server']['id']
-
-
-def _active(stack, server_id):
-    server = stack.wait_for_status(server_id, ('ACTIVE', 'ERROR'), version=VERSION)
-    assert server['status'] == 'ACTIVE', server.get('fault')
-    return server
+_boot = libvirt_stack.boot_id
+_active = libvirt_stack.active
+_wait = libvirt_stack.wait
 
 
 def _provider(stack, host):
-    return stack.placement_get('/resource_providers?name=%s' % host)['resource_providers'][0]
+    return stack.provider(host)
 
 
 def _delete(stack, server_id):
-    assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
-    stack.wait_for_deleted(server_id)
-
-
-def _wait(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, 'condition not met in %ss' % timeout
-        time.sleep(0.05)
+    stack.delete_all([server_id])
 
 
 def test_each_simulated_host_reports_its_own_inventory(stack):
