@@ -1,0 +1,79 @@
+"""CPU time and memory of process trees, read from /proc (Linux only).
+
+A benchmark names the processes it measures by their top pids (a daemon, or gunicorn's
+master); everything forked below them counts with them.
+"""
+from __future__ import annotations
+
+import os
+
+_TICKS = os.sysconf('SC_CLK_TCK')
+_PAGE = os.sysconf('SC_PAGE_SIZE')
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            data = f.read()
+    except OSError:
+        return None
+    # The command name may hold spaces: the fields start after its closing bracket.
+    return data[data.rindex(')') + 2:].split()
+
+
+def _children() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            if fields is not None:
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def tree(pid: int, children: dict[int, list[int]] | None = None) -> list[int]:
+    """``pid`` and every process below it."""
+    children = _children() if children is None else children
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU of ``pid``'s tree so far (exited children that were waited
+    for included)."""
+    total = 0
+    for member in tree(pid):
+        fields = _stat(member)
+        if fields is not None:
+            # utime, stime, cutime, cstime: fields 14-17 of stat, 12-15 after the name.
+            total += sum(int(v) for v in fields[11:15])
+    return total / _TICKS
+
+
+def rss_mb(pid: int) -> list[float]:
+    """Resident memory of each process of ``pid``'s tree, in MiB."""
+    sizes = []
+    for member in tree(pid):
+        fields = _stat(member)
+        if fields is not None:
+            sizes.append(round(int(fields[21]) * _PAGE / 2 ** 20, 1))
+    return sizes
+
+
+class CpuMeter:
+    """CPU seconds used by named process trees between ``start()`` and ``stop()``."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self._before: dict[str, float] = {}
+
+    def start(self) -> None:
+        self._before = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+
+    def stop(self) -> dict[str, float]:
+        return {name: round(cpu_seconds(pid) - self._before.get(name, 0.0), 3)
+                for name, pid in self.pids.items()}
