@@ -350,3 +350,11 @@ class AggregateNameExists(Conflict):
 
 class AggregateHostNotFound(NotFound):
     msg_fmt = 'Aggregate %(aggregate_id)s has no host %(host)s.'
+
+
+class MigrationNotFound(NotFound):
+    msg_fmt = 'Migration %(migration_id)s could not be found.'
+
+
+class ResourceProviderInUse(Conflict):
+    msg_fmt = 'Resource provider %(uuid)s still has allocations: %(reason)s'

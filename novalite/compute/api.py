@@ -486,3 +486,93 @@ class API:
         instance.save()
         instance.destroy()
 
+
+    # -- migrations --------------------------------------------------------------------
+
+    def get_migrations(self, context: Any, filters: dict) -> list:
+        """Migrations of every cell matching ``filters`` (the os-migrations list)."""
+        from novalite.compute import migration_list
+        return migration_list.get_migrations(context, filters)
+
+    def get_migrations_sorted(self, context: Any, filters: dict, limit: int | None = None,
+                              marker: str | None = None) -> list:
+        """The same, newest first and paged (2.59)."""
+        from novalite.compute import migration_list
+        return migration_list.get_migrations_sorted(context, filters, limit, marker)
+
+    def get_migrations_in_progress_by_instance(self, context: Any, instance_uuid: str,
+                                               migration_type: str | None = None) -> list:
+        """The server's unfinished migrations (none while it is being scheduled)."""
+        return instance_edit.in_cell(
+            context, instance_uuid, [], lambda cctxt: list(
+                objects.MigrationList.get_in_progress_by_instance(
+                    cctxt, instance_uuid, migration_type)))
+
+    def get_migration_by_id_and_instance(self, context: Any, migration_id: int,
+                                         instance_uuid: str) -> Any:
+        """:raises MigrationNotFound: no migration with this id belongs to the server"""
+        def get(cctxt: Any) -> Any:
+            migration = objects.Migration.get_by_id(cctxt, migration_id)
+            if migration.instance_uuid != instance_uuid:
+                raise exception.MigrationNotFound(migration_id=migration_id)
+            return migration
+        found = instance_edit.in_cell(context, instance_uuid, None, get)
+        if found is None:
+            raise exception.MigrationNotFound(migration_id=migration_id)
+        return found
+
+    # -- usage -------------------------------------------------------------------------
+
+    def get_instances_in_window(self, context: Any, start: Any, stop: Any,
+                                project_id: str | None = None, limit: int | None = None,
+                                marker: str | None = None) -> list:
+        """Instances, deleted ones included, that ran between ``start`` and ``stop``."""
+        from novalite.compute import usage
+        return usage.instances_in_window(context, start, stop, project_id, limit, marker)
+
+    # -- diagnostics -------------------------------------------------------------------
+
+    def get_diagnostics(self, context: Any, instance: Any) -> dict:
+        """The driver's free-form diagnostics of the guest (before 2.48)."""
+        with self._host_context(context, instance) as cctxt:
+            return self.compute_rpcapi.get_diagnostics(cctxt, instance)
+
+    def get_instance_diagnostics(self, context: Any, instance: Any) -> dict:
+        """The guest's diagnostics in the standard format (2.48)."""
+        with self._host_context(context, instance) as cctxt:
+            return self.compute_rpcapi.get_instance_diagnostics(cctxt, instance)
+
+    # -- external events ---------------------------------------------------------------
+
+    def get_instances_for_events(self, context: Any, uuids: set[str]) -> dict[str, Any]:
+        """{uuid: instance} of the servers that are in a cell (others are left out)."""
+        found = {}
+        for uuid in uuids:
+            try:
+                mapping = objects.InstanceMapping.get_by_instance_uuid(context, uuid)
+            except exception.InstanceMappingNotFound:
+                continue
+            if mapping.cell_mapping is None:
+                continue
+            with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+                try:
+                    found[uuid] = objects.Instance.get_by_uuid(cctxt, uuid)
+                except exception.InstanceNotFound:
+                    continue
+        return found
+
+    def external_instance_event(self, context: Any, instances: list, events: list) -> None:
+        """Cast the events to the hosts of their servers, one message per host."""
+        by_host: dict[tuple[str, str], tuple[Any, list, list]] = {}
+        for instance in instances:
+            mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+            key = (mapping.cell_mapping.uuid, instance.host)
+            entry = by_host.setdefault(key, (mapping.cell_mapping, [], []))
+            if instance.uuid not in {i.uuid for i in entry[1]}:
+                entry[1].append(instance)
+            entry[2].extend(e for e in events if e['server_uuid'] == instance.uuid
+                            and e not in entry[2])
+        for (_cell_uuid, host), (cell, host_instances, host_events) in by_host.items():
+            with nl_context.target_cell(context, cell) as cctxt:
+                self.compute_rpcapi.external_instance_event(cctxt, host_instances,
+                                                            host_events, host)

@@ -14,7 +14,15 @@ from oslo_log import log as logging
 from oslo_service import periodic_task
 
 from novalite import exception, manager, utils
-from novalite.compute import build, guest_audit, power, power_sync, resource_tracker
+from novalite.compute import (
+    build,
+    diagnostics,
+    external_events,
+    guest_audit,
+    power,
+    power_sync,
+    resource_tracker,
+)
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
 from novalite.network import api as network_api
@@ -30,7 +38,7 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='1.2')
 
     def __init__(self, host: str | None = None, driver: Any = None,
                  reportclient: Any = None, compute_task_api: Any = None,
@@ -145,6 +153,23 @@ class ComputeManager(manager.Manager):
     def get_console_output(self, context: Any, instance: Any,
                            tail_length: int | None = None) -> str:
         return power.get_console_output(self, context, instance, tail_length)
+
+    def get_diagnostics(self, context: Any, instance: Any) -> dict:
+        return diagnostics.get_diagnostics(self, context, instance)
+
+    def get_instance_diagnostics(self, context: Any, instance: Any) -> dict:
+        return diagnostics.get_instance_diagnostics(self, context, instance)
+
+    def external_instance_event(self, context: Any, instances: list, events: list) -> None:
+        """Handle each event off the RPC worker, under its instance's lock."""
+        by_uuid = {instance.uuid: instance for instance in instances}
+        for event in events:
+            instance = by_uuid.get(event['server_uuid'])
+            if instance is None:
+                LOG.warning('Event %s for instance %s, which was not sent along',
+                            event['name'], event['server_uuid'])
+                continue
+            utils.spawn(self._locked, external_events.handle_event, context, instance, event)
 
     def _locked(self, flow: Any, context: Any, instance: Any, *args: Any) -> None:
         """Run a power flow under the instance lock, off the RPC worker (a clean

@@ -18,9 +18,10 @@ class ComputeAPI:
 
     * 1.0 - build_and_run_instance, terminate_instance
     * 1.1 - reboot_instance, stop_instance, start_instance, get_console_output
+    * 1.2 - get_diagnostics, get_instance_diagnostics, external_instance_event
     """
 
-    VERSION = '1.1'
+    VERSION = '1.2'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
@@ -67,3 +68,19 @@ class ComputeAPI:
         """:returns: the guest's console log (its last ``tail_length`` lines if given)"""
         return self._client(context, instance.host, '1.1').call(
             context, 'get_console_output', instance=instance, tail_length=tail_length)
+
+    def get_diagnostics(self, context: Any, instance: Any) -> dict:
+        """:returns: the driver's free-form diagnostics of the guest"""
+        return self._client(context, instance.host, '1.2').call(
+            context, 'get_diagnostics', instance=instance)
+
+    def get_instance_diagnostics(self, context: Any, instance: Any) -> dict:
+        """:returns: the guest's diagnostics in the standard format (API 2.48)"""
+        return self._client(context, instance.host, '1.2').call(
+            context, 'get_instance_diagnostics', instance=instance)
+
+    def external_instance_event(self, context: Any, instances: list, events: list,
+                                host: str) -> None:
+        """:param events: dicts with name, tag, status and server_uuid"""
+        self._client(context, host, '1.2').cast(
+            context, 'external_instance_event', instances=instances, events=events)

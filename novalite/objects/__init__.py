@@ -20,6 +20,7 @@ def register_all() -> None:
     __import__('novalite.objects.instance_group')
     __import__('novalite.objects.instance_mapping')
     __import__('novalite.objects.keypair')
+    __import__('novalite.objects.migration')
     __import__('novalite.objects.request_spec')
     __import__('novalite.objects.selection')
     __import__('novalite.objects.service')

@@ -5,7 +5,7 @@ import datetime
 
 from oslo_utils import timeutils, uuidutils
 from oslo_versionedobjects import fields
-from sqlalchemy import select
+from sqlalchemy import or_, select, update
 
 from novalite import exception
 from novalite.db import engine
@@ -95,11 +95,21 @@ class Service(base.NovalitePersistentObject, base.NovaliteObject):
 
     @base.remotable
     def destroy(self) -> None:
+        """Soft-delete the service; a compute service takes its nodes with it (as Nova's
+        service_destroy), in the same transaction."""
+        now = timeutils.utcnow()
         with engine.cell_writer(self._context) as session:
             row = session.get(models.Service, self.id)
-            if row is not None:
-                row.deleted = row.id
-                row.deleted_at = timeutils.utcnow()
+            if row is None:
+                return
+            row.deleted = row.id
+            row.deleted_at = now
+            if row.binary == 'novalite-compute':
+                nodes = models.ComputeNode
+                session.execute(update(nodes).where(
+                    nodes.deleted == 0,
+                    or_(nodes.service_id == row.id, nodes.host == row.host))
+                    .values(deleted=nodes.id, deleted_at=now))
 
 
 @base.NovaliteObjectRegistry.register

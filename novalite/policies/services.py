@@ -17,6 +17,11 @@ rules = [
         description='Enable or disable a compute service, or force it down.',
         operations=[{'method': 'PUT', 'path': '/os-services/{service_id}'}],
         scope_types=['project']),
+    policy.DocumentedRuleDefault(
+        name=BASE % 'delete', check_str=base.RULE_ADMIN_API,
+        description='Delete a service; a compute service only once its host is empty.',
+        operations=[{'method': 'DELETE', 'path': '/os-services/{service_id}'}],
+        scope_types=['project']),
 ]
 
 

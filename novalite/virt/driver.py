@@ -155,6 +155,20 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
+    def get_instance_diagnostics(self, instance: Any) -> dict[str, Any]:
+        """Diagnostics of a running guest in the standard format (API 2.48).
+
+        :returns: a dict made with ``novalite.virt.diagnostics.new``
+        :raises NotImplementedError: the driver cannot tell (the API answers 501)
+        """
+        raise NotImplementedError()
+
+    def get_diagnostics(self, instance: Any) -> dict[str, Any]:
+        """Free-form diagnostics (API before 2.48); by default the standard ones,
+        flattened the way Nova's libvirt driver named them."""
+        from novalite.virt import diagnostics
+        return diagnostics.legacy(self.get_instance_diagnostics(instance))
+
 
 def load_compute_driver(virtapi: Any = None, name: str | None = None) -> ComputeDriver:
     """The driver named by ``[DEFAULT] compute_driver`` (an entry point name)."""

@@ -9,7 +9,7 @@ from typing import Any
 from novalite import exception
 from novalite.compute import power_state
 from novalite.conf import CONF
-from novalite.virt import driver, hardware
+from novalite.virt import diagnostics, driver, hardware
 
 
 class FakeDriver(driver.ComputeDriver):
@@ -106,3 +106,18 @@ class FakeDriver(driver.ComputeDriver):
     def get_console_output(self, context: Any, instance: Any) -> str:
         self.get_info(instance)
         return ('fake console of instance %s\nbooting\nlogin: ' % instance.uuid)
+
+    def get_instance_diagnostics(self, instance: Any) -> dict[str, Any]:
+        """Made-up but well-formed figures: one vCPU entry per flavor vCPU, one disk."""
+        info = self.get_info(instance)
+        flavor = instance.flavor
+        diags = diagnostics.new(
+            state=power_state.STATE_MAP.get(info.state, 'nostate'), driver='fake',
+            hypervisor='fake', hypervisor_os='fake', uptime=0,
+            config_drive=bool(instance.config_drive), memory_maximum_mb=flavor.memory_mb,
+            memory_used_mb=0)
+        for cpu in range(flavor.vcpus):
+            diagnostics.add_cpu(diags, id=cpu, time=0, utilisation=None)
+        diagnostics.add_disk(diags, read_bytes=0, read_requests=0, write_bytes=0,
+                             write_requests=0, errors_count=0)
+        return diags

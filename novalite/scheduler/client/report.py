@@ -332,13 +332,19 @@ class SchedulerReportClient:
         return result
 
     def delete_resource_provider(self, context: Any, rp_uuid: str) -> None:
-        """Delete the provider, best effort: failures are logged, never raised."""
+        """Delete the provider, best effort: failures are logged, except a provider
+        that still has allocations (the caller must not forget it then).
+
+        :raises ResourceProviderInUse: Placement answered 409
+        """
         url = '/resource_providers/%s' % rp_uuid
         try:
             resp = self._request('DELETE', url, context)
         except exception.PlacementAPIConnectFailure as exc:
             LOG.warning('Could not delete resource provider %s: %s', rp_uuid, exc)
             return
+        if resp.status_code == 409:
+            raise exception.ResourceProviderInUse(uuid=rp_uuid, reason=_excerpt(resp))
         with self._lock:
             self._inventory_cache.pop(rp_uuid, None)
         if resp.status_code not in (204, 404):

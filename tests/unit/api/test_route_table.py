@@ -13,7 +13,9 @@ from novalite.api.openstack.compute import routes
 CHECKED = ('servers', 'server_metadata', 'server_tags', 'instance_actions', 'flavors',
            'flavor_access', 'extra_specs', 'keypairs', 'limits', 'quota_sets',
            'quota_classes', 'availability_zone', 'aggregates', 'server_groups', 'hypervisors',
-           'removed', 'server_actions')
+           'removed', 'server_actions', 'services', 'migrations', 'server_migrations',
+           'simple_tenant_usage', 'server_diagnostics',
+           'server_external_events')
 
 _ROUTES = [(path, method, name, action) for path, methods in routes.ROUTE_LIST
            for method, (name, action) in methods.items() if name in CHECKED]

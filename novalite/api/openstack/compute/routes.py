@@ -25,15 +25,20 @@ from novalite.api.openstack.compute import (
     instance_actions,
     keypairs,
     limits,
+    migrations,
     quota_classes,
     quota_sets,
     removed,
     server_actions,
+    server_diagnostics,
+    server_external_events,
     server_groups,
     server_metadata,
+    server_migrations,
     server_tags,
     servers,
     services,
+    simple_tenant_usage,
 )
 
 # (path, {HTTP method: (controller name, action)}), in the order they are matched.
@@ -65,6 +70,7 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/os-hypervisors/{id}/uptime', {'GET': ('hypervisors', 'uptime')}),
     ('/os-keypairs', {'GET': ('keypairs', 'index'), 'POST': ('keypairs', 'create')}),
     ('/os-keypairs/{id}', {'GET': ('keypairs', 'show'), 'DELETE': ('keypairs', 'delete')}),
+    ('/os-migrations', {'GET': ('migrations', 'index')}),
     ('/os-quota-class-sets/{id}', {'GET': ('quota_classes', 'show'),
                                    'PUT': ('quota_classes', 'update')}),
     ('/os-quota-sets/{id}', {'GET': ('quota_sets', 'show'), 'PUT': ('quota_sets', 'update'),
@@ -75,19 +81,25 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
                            'POST': ('server_groups', 'create')}),
     ('/os-server-groups/{id}', {'GET': ('server_groups', 'show'),
                                 'DELETE': ('server_groups', 'delete')}),
+    ('/os-server-external-events', {'POST': ('server_external_events', 'create')}),
     ('/os-services', {'GET': ('services', 'index')}),
-    ('/os-services/{id}', {'PUT': ('services', 'update')}),
+    ('/os-services/{id}', {'PUT': ('services', 'update'), 'DELETE': ('services', 'delete')}),
+    ('/os-simple-tenant-usage', {'GET': ('simple_tenant_usage', 'index')}),
+    ('/os-simple-tenant-usage/{id}', {'GET': ('simple_tenant_usage', 'show')}),
     ('/servers', {'GET': ('servers', 'index'), 'POST': ('servers', 'create')}),
     ('/servers/detail', {'GET': ('servers', 'detail')}),
     ('/servers/{id}', {'GET': ('servers', 'show'), 'PUT': ('servers', 'update'),
                        'DELETE': ('servers', 'delete')}),
     ('/servers/{id}/action', {'POST': ('server_actions', 'action')}),
+    ('/servers/{server_id}/diagnostics', {'GET': ('server_diagnostics', 'index')}),
     ('/servers/{server_id}/metadata', {'GET': ('server_metadata', 'index'),
                                        'POST': ('server_metadata', 'create'),
                                        'PUT': ('server_metadata', 'update_all')}),
     ('/servers/{server_id}/metadata/{id}', {'GET': ('server_metadata', 'show'),
                                             'PUT': ('server_metadata', 'update'),
                                             'DELETE': ('server_metadata', 'delete')}),
+    ('/servers/{server_id}/migrations', {'GET': ('server_migrations', 'index')}),
+    ('/servers/{server_id}/migrations/{id}', {'GET': ('server_migrations', 'show')}),
     ('/servers/{server_id}/os-instance-actions', {'GET': ('instance_actions', 'index')}),
     ('/servers/{server_id}/os-instance-actions/{id}',
      {'GET': ('instance_actions', 'show')}),
@@ -122,6 +134,16 @@ def _quota_zone_host_controllers() -> dict[str, Any]:
             'removed': removed.RemovedController()}
 
 
+def _admin_controllers() -> dict[str, Any]:
+    """Migrations, usage, diagnostics and external events: operator and service APIs."""
+    return {'migrations': migrations.MigrationsController(),
+            'server_migrations': server_migrations.ServerMigrationsController(),
+            'simple_tenant_usage': simple_tenant_usage.SimpleTenantUsageController(),
+            'server_diagnostics': server_diagnostics.ServerDiagnosticsController(),
+            'server_external_events':
+                server_external_events.ServerExternalEventsController()}
+
+
 class APIRouterV21:
     """Routes a request to the Resource of its controller (``paste.app_factory``).
 
@@ -142,6 +164,7 @@ class APIRouterV21:
                  'instance_actions': instance_actions.InstanceActionsController(),
                  'services': services.ServiceController()}
         built.update(_quota_zone_host_controllers())
+        built.update(_admin_controllers())
         built.update(controllers or {})
         resources = {name: wsgi.Resource(ctrl) for name, ctrl in built.items()}
         self.map = routes.Mapper()

@@ -1,9 +1,13 @@
 """The os-services API: the services of every cell, and enabling or disabling computes.
 
 Services live in the cell databases, so listing gathers every cell (cell0 has none) and
-an update looks the service up by uuid in each. ``PUT /os-services/{service_id}`` is the
-2.53 form; the older ``/os-services/enable`` style actions and ``DELETE`` are not
-implemented.
+an update or delete looks the service up in each (by uuid from 2.53, by database id
+before). ``PUT /os-services/{service_id}`` is the 2.53 form; the older
+``/os-services/enable`` style actions are not implemented.
+
+Deleting a compute service also deletes its nodes, their resource providers in
+Placement and the host mapping, and takes the host out of its aggregates; it is refused
+(409) while the host has instances, unfinished migrations, or allocations in Placement.
 """
 from __future__ import annotations
 
@@ -13,12 +17,14 @@ import webob.exc
 from oslo_utils import strutils, uuidutils
 
 from novalite import context as nl_context
-from novalite import objects
+from novalite import exception, objects
 from novalite.api import validation
+from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
 from novalite.api.openstack.compute.schemas import services as schema
 from novalite.api.openstack.compute.views import services as services_view
 from novalite.policies import services as sv_policies
+from novalite.scheduler.client import report
 from novalite.servicegroup import api as servicegroup
 
 # Seconds to wait for a cell's database before listing without it.
@@ -38,9 +44,17 @@ def _gather(context: Any, fn: Any) -> dict:
 
 class ServiceController(wsgi.Controller):
 
-    def __init__(self, servicegroup_api: Any = None) -> None:
+    def __init__(self, servicegroup_api: Any = None, reportclient: Any = None) -> None:
         super().__init__()
         self._view_builder = services_view.ViewBuilder(servicegroup_api or servicegroup.API())
+        self._reportclient = reportclient
+
+    @property
+    def reportclient(self) -> Any:
+        # Made on first use: tests and keystone-less set-ups configure it late.
+        if self._reportclient is None:
+            self._reportclient = report.SchedulerReportClient()
+        return self._reportclient
 
     @validation.query_schema(schema.index_query, '2.1', '2.74')
     @validation.query_schema(schema.index_query_275, '2.75')
@@ -83,6 +97,78 @@ class ServiceController(wsgi.Controller):
             service.forced_down = strutils.bool_from_string(body['forced_down'], strict=True)
         service.save()
         return self._view_builder.show(req, service)
+
+    @validation.no_body
+    @wsgi.response(204)
+    def delete(self, req: wsgi.Request, id: str) -> None:
+        context = req.context
+        context.can(sv_policies.BASE % 'delete', {})
+        if avr.is_supported(req, '2.53'):
+            if not uuidutils.is_uuid_like(id):
+                raise webob.exc.HTTPBadRequest(explanation='Invalid uuid %s' % id)
+            service = self._find(context, id)
+        else:
+            try:
+                service_id = int(id)
+            except ValueError as exc:
+                raise webob.exc.HTTPBadRequest(
+                    explanation='Invalid input received: id must be an integer') from exc
+            service = self._find_by_id(context, service_id)
+        if service.binary == services_view.COMPUTE_BINARY:
+            self._delete_compute_parts(context, service)
+        service.destroy()
+
+    def _delete_compute_parts(self, context: Any, service: Any) -> None:
+        """Check that nothing lives on the host any more, then remove its providers,
+        aggregate memberships and host mapping (the service row goes last)."""
+        host = service.host
+        if objects.InstanceList.get_by_host(service._context, host):
+            raise webob.exc.HTTPConflict(
+                explanation='Unable to delete compute service that is hosting instances. '
+                            'Migrate or delete the instances first.')
+        nodes = objects.ComputeNodeList.get_all_by_host(service._context, host)
+        for node in nodes:
+            if objects.MigrationList.get_in_progress_by_host_and_node(
+                    service._context, host, node.hypervisor_hostname):
+                raise webob.exc.HTTPConflict(
+                    explanation='Unable to delete compute service that has in-progress '
+                                'migrations. Complete the migrations or delete the '
+                                'instances first.')
+        for node in nodes:
+            try:
+                self.reportclient.delete_resource_provider(context, node.uuid)
+            except exception.ResourceProviderInUse as exc:
+                raise webob.exc.HTTPConflict(
+                    explanation='Unable to delete compute service: %s'
+                                % exc.format_message()) from exc
+        for aggregate in objects.AggregateList.get_by_host(context, host):
+            aggregate.delete_host(host)
+        try:
+            objects.HostMapping.get_by_host(context, host).destroy()
+        except exception.HostMappingNotFound:
+            pass  # a host never discovered into a cell has no mapping
+
+    @staticmethod
+    def _find_by_id(context: Any, service_id: int) -> Any:
+        """The service with this database id; ids repeat across cells, so one that
+        names services in two cells is refused.
+
+        :raises HTTPNotFound: no cell has it
+        :raises HTTPBadRequest: several cells have it
+        """
+        found = []
+        for cell in _cells(context):
+            with nl_context.target_cell(context, cell) as cctxt:
+                try:
+                    found.append(objects.Service.get_by_id(cctxt, service_id))
+                except exception.ServiceNotFound:
+                    continue
+        if len(found) > 1:
+            raise webob.exc.HTTPBadRequest(
+                explanation='Service id %s refers to multiple services.' % service_id)
+        if not found:
+            raise webob.exc.HTTPNotFound(explanation='Service %s not found.' % service_id)
+        return found[0]
 
     @staticmethod
     def _find(context: Any, service_uuid: str) -> Any:
