@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     need=""
-    # qemu-utils: qemu-img, which makes the libvirt driver's qcow2 overlays (and its tests).
-    for pkg in gcc pkg-config python3-dev python3-venv libvirt-dev qemu-utils; do
+    # qemu-utils: qemu-img, which makes the libvirt driver's qcow2 overlays (and its tests);
+    # libvirt-daemon-system and qemu-system-x86: libvirtd and QEMU, for real (TCG) guests.
+    for pkg in gcc pkg-config python3-dev python3-venv libvirt-dev qemu-utils libvirt-daemon-system qemu-system-x86; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
     if [ -n "$need" ]; then

@@ -92,7 +92,9 @@ class GuestConfig:
             devices.append(self._disk(disk))
         if self.console_log:
             serial = ET.SubElement(devices, 'serial', type='file')
-            ET.SubElement(serial, 'source', path=self.console_log)
+            # Appended to, not truncated, each time QEMU starts: after a reboot or a
+            # stop and start, the log still shows the boots before it.
+            ET.SubElement(serial, 'source', path=self.console_log, append='on')
             ET.SubElement(serial, 'target', port='0')
         ET.indent(domain)
         return ET.tostring(domain, encoding='unicode')

@@ -10,15 +10,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from typing import Any
 
 import libvirt
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from novalite import concurrency, exception
 from novalite.compute import power_state
 from novalite.conf import CONF
-from novalite.virt import driver, hardware, imagecache
+from novalite.virt import diagnostics, driver, hardware, imagecache
 from novalite.virt.libvirt import config, imagebackend
 from novalite.virt.libvirt import host as libvirt_host
 
@@ -75,6 +77,8 @@ class LibvirtDriver(driver.ComputeDriver):
         self._nodename = host if self.host.is_test else self.host.hostname()
         LOG.info('libvirt driver on %s (%s), node %s, instances in %s', self.uri, hv_type,
                  self._nodename, self.instances_path)
+        if not self.host.is_test:
+            _warn_if_private(self.instances_path)
         if self.host.is_test:
             LOG.info('libvirt test driver: used memory is counted from the running domains '
                      '(it reports no free memory for a node file); guests write no console '
@@ -295,3 +299,45 @@ class LibvirtDriver(driver.ComputeDriver):
         guest = self.host.get_guest(instance.uuid)
         guest.launch()
         self._wait_running(guest)
+
+    def get_instance_diagnostics(self, instance: Any) -> dict[str, Any]:
+        """Diagnostics from the domain's info and its vCPU, disk and NIC counters."""
+        guest = self.host.get_guest(instance.uuid)
+        stats = guest.get_stats()
+        _state, max_mem_kib, mem_kib, _vcpus, _cpu_time = stats['info']
+        uptime = None
+        if instance.launched_at is not None:
+            uptime = int((timeutils.utcnow(with_timezone=True)
+                          - instance.launched_at).total_seconds())
+        diags = diagnostics.new(
+            state=power_state.STATE_MAP.get(guest.get_power_state(), 'pending'),
+            driver='libvirt', hypervisor=self.virt_type, hypervisor_os='linux',
+            uptime=uptime, config_drive=bool(instance.config_drive),
+            memory_maximum_mb=max_mem_kib // 1024, memory_used_mb=mem_kib // 1024)
+        for number, cpu_time in stats['vcpus']:
+            diagnostics.add_cpu(diags, id=number, time=cpu_time)
+        for _target, (rd_req, rd_bytes, wr_req, wr_bytes, errors) in stats['disks']:
+            diagnostics.add_disk(diags, read_bytes=rd_bytes, read_requests=rd_req,
+                                 write_bytes=wr_bytes, write_requests=wr_req,
+                                 errors_count=errors)
+        for mac, counters in stats['nics']:
+            values: dict[str, Any] = {'mac_address': mac}
+            if counters is not None:
+                values.update(zip(('rx_octets', 'rx_packets', 'rx_errors', 'rx_drop',
+                                   'tx_octets', 'tx_packets', 'tx_errors', 'tx_drop'),
+                                  counters, strict=False))
+            diagnostics.add_nic(diags, **values)
+        return diags
+
+
+def _warn_if_private(path: str) -> None:
+    """Warn when a parent of ``path`` cannot be entered by other users: under
+    ``qemu:///system`` QEMU runs unprivileged, and libvirt hands it the instance's files
+    but not their directories, so every guest would fail to start."""
+    current = os.path.abspath(path)
+    while current != os.path.dirname(current):
+        current = os.path.dirname(current)
+        if os.path.isdir(current) and not os.stat(current).st_mode & stat.S_IXOTH:
+            LOG.warning('%s is not searchable by other users: QEMU, running as an '
+                        'unprivileged user, cannot open the disks under %s', current, path)
+            return

@@ -111,3 +111,36 @@ class Guest:
 
     def __repr__(self) -> str:
         return '<Guest %s>' % self.uuid
+
+    def get_stats(self) -> dict:
+        """Counters for diagnostics: ``info`` (libvirt's domain info tuple), ``vcpus``
+        [(number, cpu time ns)], ``disks`` [(target, block stats tuple)] and ``nics``
+        [(mac, interface stats tuple)]. A counter the hypervisor refuses is left out
+        (the test driver lacks some)."""
+        from xml.etree import ElementTree
+        stats: dict = {'info': self._domain.info(), 'vcpus': [], 'disks': [], 'nics': []}
+        try:
+            stats['vcpus'] = [(v[0], v[2]) for v in self._domain.vcpus()[0]]
+        except libvirt.libvirtError as exc:
+            LOG.debug('No vCPU counters for %s: %s', self.uuid, exc)
+        devices = ElementTree.fromstring(self.xml()).find('devices')
+        for disk in devices.findall('disk') if devices is not None else []:
+            target = disk.find('target')
+            if target is None:
+                continue
+            try:
+                stats['disks'].append((target.get('dev'),
+                                       self._domain.blockStats(target.get('dev'))))
+            except libvirt.libvirtError as exc:
+                LOG.debug('No disk counters for %s: %s', self.uuid, exc)
+        for nic in devices.findall('interface') if devices is not None else []:
+            mac, target = nic.find('mac'), nic.find('target')
+            counters = None
+            if target is not None:
+                try:
+                    counters = self._domain.interfaceStats(target.get('dev'))
+                except libvirt.libvirtError as exc:
+                    LOG.debug('No interface counters for %s: %s', self.uuid, exc)
+            stats['nics'].append((mac.get('address') if mac is not None else None,
+                                  counters))
+        return stats
