@@ -122,7 +122,8 @@ def spec() -> Any:
                                num_instances=1, project_id='bench', user_id='bench')
 
 
-def run(count: int, requests_: int, backend: str, workers: int) -> dict:
+def run(count: int, requests_: int, backend: str, workers: int,
+        profile: bool = False) -> dict:
     name = 'nlbs_%s' % uuid.uuid4().hex[:8]
     dbs = {label: '%s_%s' % (name, label) for label in ('api', 'cell', 'placement')}
     urls: dict[str, str] = {}
@@ -151,7 +152,16 @@ def run(count: int, requests_: int, backend: str, workers: int) -> dict:
             started = time.monotonic()
             add_nodes(urls['cell'], placement.url, count, workers)
             figures['populate_s'] = round(time.monotonic() - started, 1)
-            figures.update(_measure(ctx, requests_, placement))
+            if profile:
+                import cProfile
+                import pstats
+                profiler = cProfile.Profile()
+                figures.update(profiler.runcall(_measure, ctx, requests_, placement))
+                stats = pstats.Stats(profiler, stream=sys.stderr)
+                stats.sort_stats('cumulative').print_stats(40)
+                stats.sort_stats('tottime').print_stats(30)
+            else:
+                figures.update(_measure(ctx, requests_, placement))
         finally:
             if placement is not None:
                 placement.stop()
@@ -224,10 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
     parser.add_argument('--workers', type=int, default=8,
                         help='client threads that create the providers')
+    parser.add_argument('--profile', action='store_true',
+                        help='print a cProfile of the timed calls to stderr')
     args = parser.parse_args(argv)
     objects.register_all()
     for count in args.nodes or [1000]:
-        print(json.dumps(run(count, args.requests, args.db, args.workers)), flush=True)
+        print(json.dumps(run(count, args.requests, args.db, args.workers, args.profile)),
+              flush=True)
     return 0
 
 

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import math
+import types
 from typing import Any
 
 from oslo_log import log as logging
+from oslo_serialization import jsonutils
 from sqlalchemy import select
 
 from novalite import context as nl_context
@@ -146,27 +148,56 @@ class HostState:
 
 def _node_field(compute: Any, name: str, default: Any = ()) -> Any:
     # stats and supported_instances are optional on the ComputeNode object.
-    if name in getattr(compute, 'fields', {}) and compute.obj_attr_is_set(name):
-        value = getattr(compute, name)
-        return default if value is None else value
-    return default
+    if hasattr(compute, 'obj_attr_is_set') and (
+            name not in compute.fields or not compute.obj_attr_is_set(name)):
+        return default
+    value = getattr(compute, name, None)
+    return default if value is None else value
+
+
+# What the scheduler reads of compute nodes and services: plain rows, not objects (a
+# request may look at thousands of nodes; building an object for each costs more than
+# the query).
+_NODE_COLUMNS = ('uuid', 'host', 'hypervisor_hostname', 'vcpus', 'vcpus_used', 'memory_mb',
+                 'memory_mb_used', 'free_ram_mb', 'local_gb', 'local_gb_used', 'free_disk_gb',
+                 'running_vms', 'hypervisor_type', 'hypervisor_version',
+                 'cpu_allocation_ratio', 'ram_allocation_ratio', 'disk_allocation_ratio',
+                 'stats', 'supported_instances')
+_SERVICE_COLUMNS = ('id', 'uuid', 'host', 'binary', 'topic', 'disabled', 'disabled_reason',
+                    'forced_down', 'last_seen_up', 'updated_at', 'created_at', 'version')
+_JSON_NODE_COLUMNS = ('stats', 'supported_instances')
+
+
+def _node_record(row: Any) -> types.SimpleNamespace:
+    values = dict(row._mapping)
+    for name in _JSON_NODE_COLUMNS:
+        values[name] = jsonutils.loads(values[name]) if values[name] else None
+    return types.SimpleNamespace(**values)
 
 
 def _cell_hosts(cctxt: Any, uuids: list[str]) -> tuple[list, dict, dict]:
-    """The compute nodes among ``uuids``, the compute services, and the instances on
-    those nodes' hosts, of one cell: three queries whatever the number of hosts."""
-    nodes = list(objects.ComputeNodeList.get_all_by_uuids(cctxt, uuids))
-    services = {s.host: s for s in objects.ServiceList.get_by_binary(cctxt, COMPUTE_BINARY)}
+    """The compute nodes among ``uuids``, their hosts' compute services, and the
+    instances on those hosts, of one cell: three queries whatever the number of hosts."""
+    nodes_t, services_t = main_models.ComputeNode, main_models.Service
+    instances_t = main_models.Instance
     by_host: dict[str, list[tuple[str, str | None, str | None]]] = {}
-    hosts = sorted({n.host for n in nodes if n.host})
-    if hosts:
-        with engine.cell_reader(cctxt) as session:
-            rows = session.execute(select(
-                main_models.Instance.host, main_models.Instance.uuid,
-                main_models.Instance.vm_state, main_models.Instance.task_state).where(
-                main_models.Instance.host.in_(hosts), main_models.Instance.deleted == 0))
-            for host, uuid, vm_state, task_state in rows:
-                by_host.setdefault(host, []).append((uuid, vm_state, task_state))
+    with engine.cell_reader(cctxt) as session:
+        nodes = [_node_record(row) for row in session.execute(
+            select(*(getattr(nodes_t, c) for c in _NODE_COLUMNS)).where(
+                nodes_t.uuid.in_(uuids), nodes_t.deleted == 0))]
+        hosts = sorted({n.host for n in nodes if n.host})
+        if not hosts:
+            return nodes, {}, by_host
+        services = {row.host: row for row in session.execute(
+            select(*(getattr(services_t, c) for c in _SERVICE_COLUMNS)).where(
+                services_t.binary == COMPUTE_BINARY, services_t.deleted == 0,
+                services_t.host.in_(hosts)))}
+        rows = session.execute(select(
+            instances_t.host, instances_t.uuid, instances_t.vm_state,
+            instances_t.task_state).where(instances_t.host.in_(hosts),
+                                          instances_t.deleted == 0))
+        for host, uuid, vm_state, task_state in rows:
+            by_host.setdefault(host, []).append((uuid, vm_state, task_state))
     return nodes, services, by_host
 
 

@@ -88,6 +88,16 @@ class HostWeightHandler:
         for weigher in self.weighers:
             scores = normalize(weigher.weigh_objects(weighed, spec_obj),
                                weigher.minval, weigher.maxval)
+            # A multiplier differs between hosts only through their aggregates: hosts
+            # in none share one, read once (thousands of hosts per request).
+            shared: float | None = None
             for host, score in zip(weighed, scores, strict=True):
-                host.weight += weigher.weight_multiplier(host.obj) * score
+                if not score:
+                    continue
+                if getattr(host.obj, 'aggregates', None):
+                    host.weight += weigher.weight_multiplier(host.obj) * score
+                    continue
+                if shared is None:
+                    shared = weigher.weight_multiplier(host.obj)
+                host.weight += shared * score
         return sorted(weighed, key=lambda w: w.weight, reverse=True)
