@@ -29,3 +29,10 @@ PY=${PYTHON:-python3}
 .venv-glance/bin/pip install -q --upgrade pip >/dev/null
 .venv-glance/bin/pip install -q -c glance-constraints.txt glance gunicorn
 echo "novalite set up in $(pwd)/.venv (Glance in $(pwd)/.venv-glance)"
+
+# The real Keystone, for the devstack-style tests with auth_strategy = keystone
+# (tests/devstack/test_keystone.py), in a virtualenv of its own like Glance.
+[ -x .venv-keystone/bin/python ] || "$PY" -m venv .venv-keystone
+.venv-keystone/bin/pip install -q --upgrade pip >/dev/null
+.venv-keystone/bin/pip install -q -c keystone-constraints.txt keystone gunicorn
+echo "Keystone in $(pwd)/.venv-keystone"

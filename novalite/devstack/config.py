@@ -5,6 +5,8 @@ from typing import Any
 
 import yaml
 
+from novalite.devstack.keystone import USERS
+
 Sections = dict[str, dict[str, Any]]
 
 
@@ -79,3 +81,26 @@ def clouds_yaml(path: str, api_url: str, glance_url: str, placement_url: str) ->
     }
     with open(path, 'w') as out:
         yaml.safe_dump({'clouds': {'novalite': cloud}}, out, default_flow_style=False)
+
+
+def keystone_clouds_yaml(path: str, auth_url: str, glance_url: str, placement_url: str,
+                         users: dict[str, tuple[str, str, str]] | None = None) -> None:
+    """A password cloud per Keystone user: ``novalite`` (admin) and ``novalite-<user>``.
+
+    The Compute API is found in Keystone's catalog; Glance and Placement run without
+    Keystone, so they are given as overrides.
+    """
+    clouds = {}
+    for user, (password, project, _role) in (users or USERS).items():
+        clouds['novalite' if user == 'admin' else 'novalite-' + user] = {
+            'auth_type': 'password',
+            'auth': {'auth_url': auth_url, 'username': user, 'password': password,
+                     'project_name': project, 'user_domain_name': 'Default',
+                     'project_domain_name': 'Default'},
+            'identity_api_version': '3',
+            'image_endpoint_override': glance_url,
+            'placement_endpoint_override': placement_url,
+            'region_name': 'RegionOne',
+        }
+    with open(path, 'w') as out:
+        yaml.safe_dump({'clouds': clouds}, out, default_flow_style=False)

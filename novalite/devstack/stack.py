@@ -23,6 +23,7 @@ import sqlalchemy as sa
 
 from novalite.allinone import glance as glance_process
 from novalite.devstack import backends, config, process
+from novalite.devstack.keystone import KeystoneProcess
 from novalite.devstack.placement import PlacementProcess
 from novalite.devstack.teardown import leftovers, teardown
 
@@ -45,15 +46,22 @@ class Stack:
     :param conf: extra options for every daemon (``{'DEFAULT': {...}}``)
     :param host_conf: extra options per daemon name (``api``, ``conductor``,
         ``scheduler``, ``compute-<host>``)
+    :param auth: ``noauth2`` (tokens ``user:project``) or ``keystone``: a real Keystone
+        (``novalite.devstack.keystone``), the API behind auth_token, password clouds
     """
 
     def __init__(self, state_dir: str, backend: str = 'mysql',
                  computes: tuple[str, ...] = ('hostA', 'hostB'),
                  conf: config.Sections | None = None,
                  host_conf: dict[str, config.Sections] | None = None,
-                 name: str | None = None, bin_dir: str | None = None) -> None:
+                 name: str | None = None, bin_dir: str | None = None,
+                 auth: str = 'noauth2') -> None:
         if backend not in backends.SERVER_URLS:
             raise ValueError('backend must be one of %s' % ', '.join(backends.SERVER_URLS))
+        if auth not in ('noauth2', 'keystone'):
+            raise ValueError('auth must be noauth2 or keystone')
+        self.auth = auth
+        self.keystone: KeystoneProcess | None = None
         self.state_dir = os.path.abspath(state_dir)
         self.backend = backend
         self.computes = computes
@@ -104,6 +112,8 @@ class Stack:
         self._glance_thread = threading.Thread(target=self._start_glance, daemon=True)
         self._glance_thread.start()
         self._start_placement()
+        if self.auth == 'keystone':
+            self._start_keystone()
         self._glance_thread.join(120)
         if not self.glance_url:
             raise RuntimeError('Glance did not start; see %s' % self._glance_log())
@@ -114,7 +124,13 @@ class Stack:
             self.api('POST', '/flavors', json={'flavor': {
                 'name': flavor, 'vcpus': vcpus, 'ram': ram, 'disk': disk}}).raise_for_status()
         assert self.placement is not None
-        config.clouds_yaml(self.clouds_yaml, self.api_url, self.glance_url, self.placement.url)
+        if self.keystone is None:
+            config.clouds_yaml(self.clouds_yaml, self.api_url, self.glance_url,
+                               self.placement.url)
+        else:
+            self.keystone.register_service('compute', 'nova', self.api_url + '/v2.1')
+            config.keystone_clouds_yaml(self.clouds_yaml, self.keystone.auth_url,
+                                        self.glance_url, self.placement.url)
 
     def _make_vhost_and_databases(self) -> str:
         """The vhost and the four databases; returns the transport URL."""
@@ -138,6 +154,18 @@ class Stack:
         self.placement.start()
         self._record_pid('placement', self.placement.process.pid)
 
+    def _start_keystone(self) -> None:
+        """Keystone, bootstrapped, with the users of ``keystone.USERS``; a daemon of the
+        stack, so that teardown stops it with the others."""
+        self.keystone = KeystoneProcess(os.path.join(self.etc_dir, 'keystone'),
+                                        glance_process.free_port(),
+                                        os.path.join(self.log_dir, 'keystone.log'))
+        self.keystone.setup()
+        self.daemons['keystone'] = self.keystone.process
+        self.keystone.start()
+        self._record_pid('keystone', self.keystone.process.pid)
+        self.keystone.create_identities()
+
     def _configure(self, transport_url: str) -> None:
         """Each daemon's config file, then the schemas and cells (novalite-manage)."""
         assert self.placement is not None
@@ -145,6 +173,9 @@ class Stack:
         self.api_url = 'http://127.0.0.1:%d' % api_port
         base = config.base_conf(transport_url, self.db_urls['api'], self.db_urls['cell1'],
                                 api_port, self.placement.url, self.glance_url)
+        if self.keystone is not None:
+            base = config.merge(base, {'api': {'auth_strategy': 'keystone'},
+                                       'keystone_authtoken': self.keystone.authtoken_conf()})
         for name in ('api', *CONTROLLER_DAEMONS, *self._compute_names()):
             self._write_daemon_conf(name, base)
         for args in (('api_db', 'sync'), ('db', 'sync'), ('cell_v2', 'simple_cell_setup')):
@@ -242,8 +273,10 @@ class Stack:
 
     def api(self, method: str, path: str, microversion: str = 'latest',
             **kwargs: Any) -> requests.Response:
-        """A request to the Compute API as admin (noauth2 token ``admin:admin``)."""
-        headers = {'X-Auth-Token': TOKEN, 'OpenStack-API-Version': 'compute ' + microversion,
+        """A request to the Compute API as admin (noauth2 token ``admin:admin``, or the
+        Keystone admin's token)."""
+        token = self.keystone.token('admin') if self.keystone is not None else TOKEN
+        headers = {'X-Auth-Token': token, 'OpenStack-API-Version': 'compute ' + microversion,
                    **kwargs.pop('headers', {})}
         return requests.request(method, self.api_url + '/v2.1' + path, headers=headers,
                                 timeout=kwargs.pop('timeout', 60), **kwargs)
