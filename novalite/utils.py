@@ -9,9 +9,23 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from novalite.conf import CONF
 from novalite.objects import base as obj_base
 
 LOG = logging.getLogger(__name__)
+_HOPS = logging.getLogger('novalite.hops')
+
+
+def hop(name: str, instance_uuids: Any, at: float | None = None) -> None:
+    """Log that the boot of ``instance_uuids`` (one uuid or several) reached hop
+    ``name``, at wall-clock time ``at`` (now by default), when ``[DEFAULT]
+    log_boot_hops`` is on. Processes share the clock: bench/boot_hops.py lines the hops
+    of every daemon's log up per instance."""
+    if not CONF.log_boot_hops:
+        return
+    when = time.time() if at is None else at
+    for uuid in [instance_uuids] if isinstance(instance_uuids, str) else instance_uuids:
+        _HOPS.info('boot hop %s %s %.6f', name, uuid, when)
 
 # Threads spawn() started that still run: a graceful stop waits for them.
 _LIVE: set[threading.Thread] = set()

@@ -207,6 +207,8 @@ class API:
             instances.append(instance)
             build_requests.append(build_request)
             specs.append(spec)
+        uuids = [i.uuid for i in instances]
+        utils.hop('api.checked', uuids)
         with engine.api_writer() as session:
             for instance, build_request, spec in zip(instances, build_requests, specs,
                                                      strict=True):
@@ -219,10 +221,12 @@ class API:
             if group is not None:
                 objects.InstanceGroup.add_members(context, group.uuid,
                                                   [i.uuid for i in instances], session=session)
+        utils.hop('api.written', uuids)
         self.compute_task_api.schedule_and_build_instances(
             context, build_requests=build_requests, request_specs=specs, image=image,
             admin_password=admin_password, injected_files=personality or [],
             requested_networks=requested_networks, block_device_mapping=[], tags=tags)
+        utils.hop('api.cast', uuids)
         return instances, reservation_id
 
     @staticmethod

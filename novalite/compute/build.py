@@ -12,7 +12,7 @@ from typing import Any
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from novalite import exception, objects
+from novalite import exception, objects, utils
 from novalite.compute import power_state, power_sync, task_states, vm_states
 from novalite.objects import instance_fault
 
@@ -73,7 +73,9 @@ def _save(instance: Any, expected_task_state: Any) -> None:
 
 
 def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
+    utils.hop('compute.locked', instance.uuid)
     mgr.rt.instance_claim(context, instance, req.node)
+    utils.hop('compute.claimed', instance.uuid)
     instance.vm_state = vm_states.BUILDING
     instance.task_state = task_states.NETWORKING
     _save(instance, task_states.SCHEDULING)
@@ -85,13 +87,16 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     _save(instance, task_states.BLOCK_DEVICE_MAPPING)
     allocations = mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
     image_meta = objects.ImageMeta.from_dict(req.image) if req.image else None
+    utils.hop('compute.spawning', instance.uuid)
     mgr.driver.spawn(context, instance, image_meta, req.injected_files, req.admin_password,
                      allocations, network_info=network_info)
+    utils.hop('compute.spawned', instance.uuid)
     instance.power_state = mgr.driver.get_info(instance).state
     instance.vm_state = vm_states.ACTIVE
     instance.task_state = None
     instance.launched_at = timeutils.utcnow(with_timezone=True)
     _save(instance, task_states.SPAWNING)
+    utils.hop('compute.active', instance.uuid)
     LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
 
 

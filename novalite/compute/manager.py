@@ -123,6 +123,7 @@ class ComputeManager(manager.Manager):
                                node: str | None = None, limits: dict | None = None,
                                host_list: list | None = None) -> None:
         """Build in the background: a cast must not hold the RPC worker for the build."""
+        utils.hop('compute.received', instance.uuid)
         request = build.BuildRequestArgs(
             image=image, request_spec=request_spec, filter_properties=filter_properties,
             admin_password=admin_password, injected_files=injected_files or [],

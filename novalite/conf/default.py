@@ -26,6 +26,10 @@ opts = [
                help='Seconds between runs of a service manager\'s periodic tasks.'),
     cfg.IntOpt('rpc_response_timeout_scheduler', default=60, min=1,
                help='Seconds the conductor waits for select_destinations to answer.'),
+    cfg.BoolOpt('log_boot_hops', default=False,
+                help='Log one INFO line per hop of each boot (API, conductor, scheduler, '
+                     'compute) with the wall-clock time, for bench/boot_hops.py to break '
+                     'a boot down. Costs nothing when off.'),
     cfg.StrOpt('default_availability_zone', default='nova',
                help='Availability zone of compute hosts that are in no aggregate with '
                     'an availability_zone key.'),

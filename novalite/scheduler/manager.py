@@ -8,6 +8,7 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from novalite import exception, manager, objects
+from novalite import utils as nl_utils
 from novalite.conf import CONF
 from novalite.scheduler import filters, host_manager, request_filter, utils
 from novalite.scheduler.client import report
@@ -42,6 +43,7 @@ class SchedulerManager(manager.Manager):
         num_instances = len(instance_uuids) if instance_uuids else spec_obj.num_instances
         LOG.debug('Scheduling %d instance(s) of flavor %s', num_instances,
                   spec_obj.flavor.flavorid)
+        nl_utils.hop('scheduler.received', instance_uuids or [])
         request = utils.resources_from_request_spec(spec_obj)
         request_filter.process_reqspec(context, spec_obj, request)
         alloc_reqs, summaries, version = self.reportclient.get_allocation_candidates(
@@ -54,15 +56,18 @@ class SchedulerManager(manager.Manager):
                 context, with_traits=bool(request.required_traits or request.forbidden_traits))
             raise exception.NoValidHost(reason=utils.explain_no_candidates(request, providers))
 
+        nl_utils.hop('scheduler.candidates', instance_uuids or [])
         utils.setup_instance_group(context, spec_obj, self._enabled_names())
         by_rp = _allocation_requests_by_root(alloc_reqs, summaries)
         hosts = self.host_manager.get_host_states_by_uuids(context, list(by_rp), summaries)
+        nl_utils.hop('scheduler.host_states', instance_uuids or [])
         if not hosts:
             raise exception.NoValidHost(reason=(
                 'Placement offered %d resource providers, but none is a compute node of '
                 'an enabled cell (have the hosts been discovered?).' % len(by_rp)))
         selections = self._schedule(context, spec_obj, instance_uuids, num_instances, hosts,
                                     by_rp, version, return_alternates)
+        nl_utils.hop('scheduler.claimed', instance_uuids or [])
         if return_objects:
             return selections
         return [{'host': s[0].service_host, 'nodename': s[0].nodename, 'limits': {}}

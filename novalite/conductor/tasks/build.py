@@ -14,7 +14,7 @@ from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
 from novalite import context as nl_context
-from novalite import exception, objects, quota
+from novalite import exception, objects, quota, utils
 from novalite.compute import instance_actions, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.conf import CONF
@@ -75,9 +75,11 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
                        request_specs: list, image: dict | None, admin_password: str | None,
                        injected_files: list, requested_networks: Any) -> None:
     uuids = [br.instance_uuid for br in build_requests]
+    utils.hop('conductor.received', uuids)
     try:
         host_lists = deps.query_client.select_destinations(
             context, request_specs[0], uuids, return_objects=True, return_alternates=True)
+        utils.hop('conductor.selected', uuids)
     except Exception as exc:
         error = _scheduling_error(exc)
         LOG.warning('Scheduling %s failed: %s', uuids, error)
@@ -123,6 +125,7 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             try:
                 objects.InstanceActionEvent.event_finish(cctxt, instance.uuid,
                                                          SCHEDULE_EVENT)
+                utils.hop('conductor.created', instance.uuid)
                 deps.compute_rpcapi.build_and_run_instance(
                     cctxt, instance=instance, host=selection.service_host, image=image,
                     request_spec=spec, filter_properties=_filter_properties(host_list),
@@ -153,7 +156,8 @@ def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: 
         instance.create()
         objects.InstanceAction.action_start(cctxt, instance.uuid, instance_actions.CREATE,
                                             want_result=False)
-        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT)
+        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT,
+                                                host=CONF.host)
     mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
     mapping.cell_mapping = cell
     mapping.save()
@@ -205,7 +209,8 @@ def bury_in_cell0(context: Any, build_request: Any, spec: Any, error: BaseExcept
         instance.create()
         objects.InstanceAction.action_start(cctxt, instance.uuid, instance_actions.CREATE,
                                             want_result=False)
-        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT)
+        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT,
+                                                host=CONF.host)
         set_error(cctxt, instance, error, SCHEDULE_EVENT)
     mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
     mapping.cell_mapping = cell0

@@ -1,0 +1,127 @@
+"""Where one boot's time goes, hop by hop; prints one JSON line.
+
+Starts a throw-away devstack-style stack (fake driver, MariaDB, RabbitMQ, real Placement
+and Glance) with ``[DEFAULT] log_boot_hops = true``, boots ``--count`` servers one after
+the other, and lines up the hop lines every daemon logged for each server (their clocks
+are this machine's). For each step between two hops it prints the median and p95 over
+the servers, in milliseconds::
+
+    .venv/bin/python bench/boot_hops.py --count 20
+
+The steps, in order: the client's POST → API checks done (validation, flavor and image
+lookups, quota) → API-DB rows written → conductor cast sent → client has the 202 →
+conductor received → scheduler received → Placement candidates → HostStates → claim
+in Placement → conductor has the selection → instance created in the cell → compute
+received → instance lock → resource claim → networks and block devices → spawned →
+ACTIVE saved → the client's poll sees ACTIVE.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import boot_storm  # noqa: E402
+
+HOP_LINE = re.compile(r'boot hop (\S+) (\S+) (\d+\.\d+)')
+
+
+def read_hops(log_dir: str) -> dict[str, dict[str, float]]:
+    """{instance uuid: {hop: wall-clock time}} from every log of the stack."""
+    hops: dict[str, dict[str, float]] = {}
+    for path in glob.glob(os.path.join(log_dir, '*.log')):
+        with open(path, errors='replace') as log:
+            for line in log:
+                match = HOP_LINE.search(line)
+                if match:
+                    name, uuid, when = match.groups()
+                    hops.setdefault(uuid, {}).setdefault(name, float(when))
+    return hops
+
+
+def boot_sequentially(client: boot_storm.Client, count: int, image: str, flavor: str,
+                      poll: float) -> dict[str, dict[str, float]]:
+    """Boot one server after the other; the client's own hops for each."""
+    seen: dict[str, dict[str, float]] = {}
+    for number in range(count):
+        body = {'server': {'name': 'hops-%d' % number, 'imageRef': image,
+                           'flavorRef': flavor, 'networks': 'none'}}
+        posted = time.time()
+        resp = client.request('POST', '/servers', data=json.dumps(body))
+        answered = time.time()
+        resp.raise_for_status()
+        server_id = resp.json()['server']['id']
+        while True:
+            server = client.request('GET', '/servers/%s' % server_id).json()['server']
+            if server['status'] in boot_storm.SETTLED:
+                break
+            time.sleep(poll)
+        seen[server_id] = {'client.post': posted, 'client.answered': answered,
+                           'client.active_seen': time.time()}
+    boot_storm.delete_all(client, list(seen), 2, poll)
+    return seen
+
+
+def steps(per_instance: dict[str, dict[str, float]]) -> list[dict]:
+    """Median and p95 of each step between consecutive hops (ordered by time)."""
+    durations: dict[tuple[str, str], list[float]] = {}
+    order: dict[tuple[str, str], float] = {}
+    for hops in per_instance.values():
+        ordered = sorted(hops.items(), key=lambda item: item[1])
+        start = ordered[0][1]
+        for (name_a, at_a), (name_b, at_b) in zip(ordered, ordered[1:], strict=False):
+            key = (name_a, name_b)
+            durations.setdefault(key, []).append((at_b - at_a) * 1000)
+            order.setdefault(key, at_a - start)
+    result = []
+    for key in sorted(durations, key=lambda k: order[k]):
+        values = durations[key]
+        result.append({'from': key[0], 'to': key[1], 'n': len(values),
+                       'p50_ms': round(statistics.median(values), 1),
+                       'p95_ms': round(boot_storm.percentile(values, 95), 1)})
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--count', type=int, default=20)
+    parser.add_argument('--poll', type=float, default=0.02,
+                        help='status poll interval (s); short, to see ACTIVE early')
+    parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
+    args = parser.parse_args(argv)
+
+    from novalite.devstack import Stack
+    conf = dict(boot_storm.DEVSTACK_CONF)
+    conf['DEFAULT'] = dict(conf['DEFAULT'], log_boot_hops=True)
+    with tempfile.TemporaryDirectory(prefix='nl-hops-') as state_dir:
+        stack = Stack(state_dir, backend=args.db, conf=conf)
+        try:
+            stack.up()
+            client = boot_storm.Client(stack.api_url + '/v2.1', 'admin:admin', '2.47')
+            flavor = client.lookup('flavors', 'flavors', 'm1.nano')
+            # A first boot warms every daemon's caches and connections: not counted.
+            boot_sequentially(client, 1, stack.image_id, flavor, args.poll)
+            seen = boot_sequentially(client, args.count, stack.image_id, flavor, args.poll)
+            logged = read_hops(stack.log_dir)
+        finally:
+            stack.down(check=False)
+    per_instance = {uuid: {**logged.get(uuid, {}), **client_hops}
+                    for uuid, client_hops in seen.items()}
+    totals = [(h['client.active_seen'] - h['client.post']) * 1000
+              for h in per_instance.values()]
+    print(json.dumps({'benchmark': 'boot_hops', 'count': args.count, 'poll_s': args.poll,
+                      'post_to_active_seen_ms_p50': round(statistics.median(totals), 1),
+                      'steps': steps(per_instance)}), flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
