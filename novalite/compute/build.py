@@ -12,7 +12,7 @@ from typing import Any
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from novalite import exception, objects, utils
+from novalite import exception, notifications, objects, utils
 from novalite.compute import power_state, power_sync, task_states, vm_states
 from novalite.objects import instance_fault
 
@@ -42,6 +42,8 @@ class _Deleted(Exception):
 
 def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
     objects.InstanceActionEvent.event_start(context, instance.uuid, BUILD_EVENT, host=mgr.host)
+    notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
+                                               notifications.START)
     try:
         _build(mgr, context, instance, req)
     except _Deleted:
@@ -54,6 +56,8 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
                                                  exc_val=message, exc_tb=trace, host=mgr.host)
         _cleanup(mgr, context, instance, req.node)
         mgr.rt.build_failed(context, req.node)
+        notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
+                                                   notifications.ERROR, exception=exc)
         if isinstance(exc, exception.BuildAbortException):
             _error(mgr, context, instance, exc)
         else:
@@ -61,6 +65,8 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
         return
     mgr.rt.build_succeeded(context, req.node)
     objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT, host=mgr.host)
+    notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
+                                               notifications.END)
 
 
 def _save(instance: Any, expected_task_state: Any) -> None:
@@ -156,6 +162,8 @@ def terminate_instance(mgr: Any, context: Any, instance: Any) -> None:
                                                 host=mgr.host)
     except exception.InstanceActionNotFound:
         pass
+    notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
+                                               notifications.START)
     mgr.driver.destroy(context, instance)
     mgr.network_api.deallocate_for_instance(context, instance)
     mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
@@ -169,6 +177,8 @@ def terminate_instance(mgr: Any, context: Any, instance: Any) -> None:
         pass
     instance.destroy()
     mgr.rt.free_instance(context, instance)
+    notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
+                                               notifications.END)
 
 
 def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:

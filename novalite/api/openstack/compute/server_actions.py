@@ -18,6 +18,12 @@ from novalite.policies import servers as srv_policies
 
 SERVERS = srv_policies.SERVERS
 
+# Modules with more actions, Nova's grouping (pause_server, lock_server, ...). Each has
+# ``actions(controller) -> {body key: (name in 409 messages, body schema, handler)}``;
+# a handler is ``handler(req, instance, body[key])`` and may use
+# ``controller.compute_api``.
+ACTION_MODULES: list[Any] = []
+
 # Control characters other than tab and newline would break clients' terminals.
 _CONTROL_CHARS = re.compile('[\x00-\x08\x0B-\x1F]')
 
@@ -46,6 +52,11 @@ class ServerActionsController(common.ComputeAPIUser, wsgi.Controller):
                 'get_console_output', validators.SchemaValidator(schema.get_console_output),
                 self._get_console_output),
         }
+        for module in ACTION_MODULES:
+            for key, (name, body_schema, handler) in module.actions(self).items():
+                if key in self._actions:
+                    raise ValueError('server action %s is defined twice' % key)
+                self._actions[key] = (name, validators.SchemaValidator(body_schema), handler)
 
     @validation.schema(schema.action)
     def action(self, req: wsgi.Request, id: str, body: dict) -> Any:

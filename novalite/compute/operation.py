@@ -1,0 +1,73 @@
+"""The frame of every operation a compute host runs on an instance.
+
+``operation(...)`` records the instance-action event (``compute_<name>``) and sends the
+versioned notifications ``instance.<action>.start`` / ``.end`` around the work; when
+the work fails, the event is marked Error, ``instance.<action>.error`` is sent, a fault
+is recorded, and the instance goes back to the vm_state it had with no task. The error
+stops there: the caller of a cast never sees it; the fault and the event tell it.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from oslo_log import log as logging
+
+from novalite import exception, notifications, objects
+from novalite.objects import instance_fault
+
+LOG = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def operation(mgr: Any, context: Any, instance: Any, event: str, vm_state_before: str,
+              action: str | None = None) -> Iterator[None]:
+    """:param event: the instance-action event name (``compute_reboot_instance``)
+    :param vm_state_before: what the instance goes back to on failure
+    :param action: the notification's action (``reboot`` → ``instance.reboot.*``)
+    """
+    objects.InstanceActionEvent.event_start(context, instance.uuid, event, host=mgr.host)
+    if action:
+        notifications.notify_about_instance_action(context, instance, mgr.host, action,
+                                                   notifications.START)
+    try:
+        yield
+    except Exception as exc:
+        message, trace = objects.InstanceActionEvent.format_error(exc)
+        objects.InstanceActionEvent.event_finish(context, instance.uuid, event,
+                                                 exc_val=message, exc_tb=trace, host=mgr.host)
+        LOG.exception('%s of instance %s failed', event, instance.uuid)
+        revert(mgr, context, instance, vm_state_before, exc)
+        if action:
+            notifications.notify_about_instance_action(
+                context, instance, mgr.host, action, notifications.ERROR, exception=exc)
+        return
+    objects.InstanceActionEvent.event_finish(context, instance.uuid, event, host=mgr.host)
+    if action:
+        notifications.notify_about_instance_action(context, instance, mgr.host, action,
+                                                   notifications.END)
+
+
+def revert(mgr: Any, context: Any, instance: Any, vm_state: str, exc: BaseException) -> None:
+    """The instance back in ``vm_state`` with no task and a fault saying why."""
+    # The fault first: once the task is cleared, a client may look for it.
+    instance_fault.add_instance_fault_from_exc(context, instance, exc, host=mgr.host)
+    instance.vm_state = vm_state
+    instance.task_state = None
+    try:
+        instance.power_state = mgr.driver.get_info(instance).state
+    except Exception:
+        LOG.debug('No power state for %s after the failure', instance.uuid)
+    try:
+        instance.save()
+    except exception.InstanceNotFound:
+        LOG.info('Instance %s was deleted meanwhile', instance.uuid)
+
+
+def finish(mgr: Any, instance: Any, vm_state: str, expected_task_state: Any) -> None:
+    """The instance in ``vm_state`` with no task and its guest's power state."""
+    instance.power_state = mgr.driver.get_info(instance).state
+    instance.vm_state = vm_state
+    instance.task_state = None
+    instance.save(expected_task_state=expected_task_state)
