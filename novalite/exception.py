@@ -188,6 +188,11 @@ class ObjectActionError(NovaliteException):
     msg_fmt = 'Object action %(action)s failed because: %(reason)s'
 
 
+class InstanceIsLocked(Invalid):
+    msg_fmt = 'Instance %(instance_uuid)s is locked'
+    code = 409
+
+
 class InstanceInvalidState(Invalid):
     msg_fmt = ('Instance %(instance_uuid)s in %(attr)s %(state)s. Cannot %(method)s while '
                'the instance is in this state.')

@@ -366,6 +366,7 @@ class API:
     def reboot(self, context: Any, instance: Any, reboot_type: str) -> None:
         """SOFT needs a running ACTIVE server; HARD also restarts a stopped, paused,
         suspended or failed one, and may interrupt a reboot under way."""
+        instance_edit.check_instance_lock(context, instance)
         if reboot_type == 'SOFT':
             instance_edit.check_instance_state(instance, 'reboot', (vm_states.ACTIVE,))
             if instance.power_state != power_state.RUNNING:
@@ -382,12 +383,14 @@ class API:
                              cctxt, instance, reboot_type))
 
     def stop(self, context: Any, instance: Any) -> None:
+        instance_edit.check_instance_lock(context, instance)
         instance_edit.check_instance_state(instance, 'stop',
                                            (vm_states.ACTIVE, vm_states.ERROR))
         self._cast_power(context, instance, instance_actions.STOP, task_states.POWERING_OFF,
                          lambda cctxt: self.compute_rpcapi.stop_instance(cctxt, instance))
 
     def start(self, context: Any, instance: Any) -> None:
+        instance_edit.check_instance_lock(context, instance)
         instance_edit.check_instance_state(instance, 'start', (vm_states.STOPPED,))
         self._cast_power(context, instance, instance_actions.START, task_states.POWERING_ON,
                          lambda cctxt: self.compute_rpcapi.start_instance(cctxt, instance))
@@ -433,6 +436,8 @@ class API:
 
     def delete(self, context: Any, instance: Any) -> None:
         """Delete a server wherever it is; its allocations go with it."""
+        if instance.obj_attr_is_set('locked'):
+            instance_edit.check_instance_lock(context, instance)
         if not instance.obj_attr_is_set('id'):
             if self._delete_while_booting(context, instance):
                 return

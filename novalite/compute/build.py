@@ -121,13 +121,14 @@ def _cleanup(mgr: Any, context: Any, instance: Any, nodename: str) -> None:
 
 
 def _error(mgr: Any, context: Any, instance: Any, exc: BaseException) -> None:
+    # The fault first: a client that sees ERROR looks for it at once.
+    instance_fault.add_instance_fault_from_exc(context, instance, exc, host=mgr.host)
     instance.vm_state = vm_states.ERROR
     instance.task_state = None
     try:
         instance.save()
     except exception.InstanceNotFound:
         return
-    instance_fault.add_instance_fault_from_exc(context, instance, exc, host=mgr.host)
 
 
 def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,

@@ -48,6 +48,15 @@ def check_instance_state(instance: Any, method: str, vm_state: tuple[str, ...],
                                              state=instance.task_state, method=method)
 
 
+def check_instance_lock(context: Any, instance: Any) -> None:
+    """Nova's ``check_instance_lock``: only an admin acts on a locked server.
+
+    :raises InstanceIsLocked: (409) it is locked and the caller is not an admin
+    """
+    if instance.locked and not context.is_admin:
+        raise exception.InstanceIsLocked(instance_uuid=instance.uuid)
+
+
 def check_metadata_quota(metadata: dict) -> None:
     """:raises MetadataLimitExceeded: (403) more items than ``[quota] metadata_items``"""
     limit = CONF.quota.metadata_items

@@ -38,7 +38,7 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.2')
+    target = messaging.Target(version='1.3')
 
     def __init__(self, host: str | None = None, driver: Any = None,
                  reportclient: Any = None, compute_task_api: Any = None,

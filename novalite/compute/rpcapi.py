@@ -19,9 +19,11 @@ class ComputeAPI:
     * 1.0 - build_and_run_instance, terminate_instance
     * 1.1 - reboot_instance, stop_instance, start_instance, get_console_output
     * 1.2 - get_diagnostics, get_instance_diagnostics, external_instance_event
+    * 1.3 - the server lifecycle: pause, suspend, rescue, password, crash dump,
+      resize and migrations, rebuild, snapshot, shelve (each method says which)
     """
 
-    VERSION = '1.2'
+    VERSION = '1.3'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')

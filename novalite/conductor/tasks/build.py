@@ -177,10 +177,11 @@ def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: 
 def set_error(context: Any, instance: Any, error: BaseException, event: str,
                host: str | None = None) -> None:
     """ERROR state, a fault that says why, and the action's event marked failed."""
+    # The fault first: a client that sees ERROR looks for it at once.
+    instance_fault.add_instance_fault_from_exc(context, instance, error, host=host)
     instance.vm_state = vm_states.ERROR
     instance.task_state = None
     instance.save()
-    instance_fault.add_instance_fault_from_exc(context, instance, error, host=host)
     message, trace = objects.InstanceActionEvent.format_error(error)
     try:
         objects.InstanceActionEvent.event_finish(context, instance.uuid, event,
