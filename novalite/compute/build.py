@@ -79,19 +79,33 @@ def _save(instance: Any, expected_task_state: Any) -> None:
 
 
 def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
+    """Claim, network, spawn, ACTIVE.
+
+    The task states are Nova's (networking, block_device_mapping, spawning), but a step
+    with nothing to do is not written: without ports to allocate (and novalite has no
+    volumes to attach) the claim's save goes straight to spawning. Each save is a round
+    trip to the conductor.
+    """
     utils.hop('compute.locked', instance.uuid)
-    mgr.rt.instance_claim(context, instance, req.node)
-    utils.hop('compute.claimed', instance.uuid)
+    has_ports = mgr.network_api.needs_allocation(req.requested_networks)
     instance.vm_state = vm_states.BUILDING
-    instance.task_state = task_states.NETWORKING
-    _save(instance, task_states.SCHEDULING)
-    network_info = mgr.network_api.allocate_for_instance(context, instance,
-                                                         req.requested_networks)
-    instance.task_state = task_states.BLOCK_DEVICE_MAPPING
-    _save(instance, task_states.NETWORKING)
-    instance.task_state = task_states.SPAWNING
-    _save(instance, task_states.BLOCK_DEVICE_MAPPING)
-    allocations = mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
+    instance.task_state = task_states.NETWORKING if has_ports else task_states.SPAWNING
+    try:
+        mgr.rt.instance_claim(context, instance, req.node,
+                              expected_task_state=task_states.SCHEDULING)
+    except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as exc:
+        if isinstance(exc, exception.InstanceNotFound) or 'deleting' in str(exc):
+            raise _Deleted() from exc
+        raise
+    utils.hop('compute.claimed', instance.uuid)
+    network_info: list = []
+    if has_ports:
+        network_info = mgr.network_api.allocate_for_instance(context, instance,
+                                                             req.requested_networks)
+        instance.task_state = task_states.SPAWNING
+        _save(instance, task_states.NETWORKING)
+    allocations = (mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
+                   if mgr.driver.spawn_uses_allocations else {})
     image_meta = objects.ImageMeta.from_dict(req.image) if req.image else None
     utils.hop('compute.spawning', instance.uuid)
     mgr.driver.spawn(context, instance, image_meta, req.injected_files, req.admin_password,

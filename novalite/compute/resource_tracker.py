@@ -4,22 +4,28 @@ One lock guards the tracker. A claim costs no Placement request (the scheduler a
 allocated); usage is rebuilt from this host's instances on each periodic run; the
 inventory is pushed to Placement only when it changed; allocations on this host's
 providers whose instance is gone are removed (one GET per provider per run, outside the
-lock).
+lock). The compute node record follows claims within ``NODE_SAVE_DELAY`` seconds, one
+write for all the claims of that time, off the build's path (Placement, not the record,
+is what the scheduler counts on).
 """
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from oslo_log import log as logging
 
-from novalite import exception, objects
+from novalite import exception, objects, utils
 from novalite.compute import claims
 from novalite.compute.provider_tree import ProviderTree
 from novalite.conf import CONF
 from novalite.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
+
+# Seconds a claim's change of the compute node record may wait to be written.
+NODE_SAVE_DELAY = 0.5
 
 
 class ResourceTracker:
@@ -33,6 +39,7 @@ class ResourceTracker:
         # instance uuid -> (nodename, Usage)
         self.tracked: dict[str, tuple[str, claims.Usage]] = {}
         self._lock = threading.RLock()
+        self._save_pending = False
 
     # -- periodic ----------------------------------------------------------------------
 
@@ -127,8 +134,11 @@ class ResourceTracker:
         node.running_vms = sum(1 for n, _u in self.tracked.values()
                                if n == node.hypervisor_hostname)
         node.current_workload = 0
-        if node.obj_what_changed():
-            node.save()
+        if resources is not None:
+            if node.obj_what_changed():
+                node.save()
+        else:
+            self._save_nodes_soon()
         if resources is not None:
             self.driver.update_provider_tree(self.provider_tree, node.hypervisor_hostname)
             data = self.provider_tree.data(node.hypervisor_hostname)
@@ -138,12 +148,31 @@ class ResourceTracker:
                                                           sorted(data.traits))
                 self._pushed_traits[data.uuid] = set(data.traits)
 
+    def _save_nodes_soon(self) -> None:
+        """Write the changed node records within NODE_SAVE_DELAY (lock held)."""
+        if not self._save_pending and any(n.obj_what_changed()
+                                          for n in self.compute_nodes.values()):
+            self._save_pending = True
+            utils.spawn(self._save_nodes_later)
+
+    def _save_nodes_later(self) -> None:
+        time.sleep(NODE_SAVE_DELAY)
+        with self._lock:
+            self._save_pending = False
+            for node in self.compute_nodes.values():
+                if node.obj_what_changed():
+                    node.save()
+
     # -- claims ------------------------------------------------------------------------
 
-    def instance_claim(self, context: Any, instance: Any, nodename: str) -> None:
-        """Claim the instance's flavor on ``nodename`` and record the host on it.
+    def instance_claim(self, context: Any, instance: Any, nodename: str,
+                       expected_task_state: Any = None) -> None:
+        """Claim the instance's flavor on ``nodename`` and record the host on it, in
+        one save with whatever else the caller changed on the instance.
 
         :raises ComputeResourcesUnavailable: it does not fit (the build reschedules).
+        :raises UnexpectedTaskStateError: ``expected_task_state`` was given and the
+            instance is in another (it is being deleted): nothing is claimed.
         """
         wanted = claims.Usage.of_flavor(instance.flavor)
         with self._lock:
@@ -156,7 +185,10 @@ class ResourceTracker:
             instance.node = nodename
             instance.launched_on = self.host
             instance.compute_id = node.id
-            instance.save()
+            if expected_task_state is None:
+                instance.save()
+            else:
+                instance.save(expected_task_state=expected_task_state)
             self.tracked[instance.uuid] = (nodename, wanted)
             self._update(context, node)
 

@@ -10,6 +10,10 @@ from typing import Any
 
 
 class API:
+    def needs_allocation(self, requested_networks: Any) -> bool:
+        """Whether a build has ports to allocate (without Neutron: never)."""
+        return False
+
     def allocate_for_instance(self, context: Any, instance: Any,
                               requested_networks: Any) -> list[dict]:
         """Ports for the instance, as Nova's network_info (a list of VIFs)."""

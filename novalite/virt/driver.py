@@ -58,6 +58,9 @@ class ComputeDriver:
         'supports_suspend': False,
         'supports_console_output': False,
     }
+    # Whether spawn reads the instance's Placement allocations (devices such as vGPUs
+    # are picked from them). A driver that does not saves the build a Placement GET.
+    spawn_uses_allocations = False
 
     def __init__(self, virtapi: Any = None) -> None:
         self.virtapi = virtapi
