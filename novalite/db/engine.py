@@ -100,6 +100,10 @@ def cell_url(context=None) -> str:
     return url
 
 
+# Sessions of the transactions a thread has opened with ``cell_transaction``, by URL.
+_JOINED = threading.local()
+
+
 @contextlib.contextmanager
 def _session(url: str, write: bool) -> Iterator[Session]:
     from novalite.objects import base as obj_base
@@ -107,6 +111,10 @@ def _session(url: str, write: bool) -> Iterator[Session]:
         # A compute-only process: its database is the conductor, never a connection.
         from novalite import exception
         raise exception.DBNotAllowed(binary='novalite-compute')
+    joined = getattr(_JOINED, 'sessions', {}).get(url)
+    if joined is not None:
+        yield joined
+        return
     session = Session(get_engine(url, writer=write), expire_on_commit=False,
                       autoflush=False)
     try:
@@ -135,3 +143,20 @@ def cell_writer(context=None) -> contextlib.AbstractContextManager[Session]:
 
 def cell_reader(context=None) -> contextlib.AbstractContextManager[Session]:
     return _session(cell_url(context), False)
+
+
+@contextlib.contextmanager
+def cell_transaction(context=None) -> Iterator[Session]:
+    """One transaction for every read and write of this thread on the context's cell
+    inside the block: object methods join it instead of committing one by one."""
+    url = cell_url(context)
+    sessions = _JOINED.__dict__.setdefault('sessions', {})
+    if url in sessions:
+        yield sessions[url]
+        return
+    with _session(url, True) as session:
+        sessions[url] = session
+        try:
+            yield session
+        finally:
+            del sessions[url]

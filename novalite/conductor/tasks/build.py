@@ -18,6 +18,7 @@ from novalite import exception, objects, quota, utils
 from novalite.compute import instance_actions, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.conf import CONF
+from novalite.db import engine
 from novalite.objects import instance_fault
 from novalite.scheduler.client import query, report
 
@@ -123,8 +124,6 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
         with nl_context.target_cell(context, cell) as cctxt:
             instance._context = cctxt
             try:
-                objects.InstanceActionEvent.event_finish(cctxt, instance.uuid,
-                                                         SCHEDULE_EVENT)
                 utils.hop('conductor.created', instance.uuid)
                 deps.compute_rpcapi.build_and_run_instance(
                     cctxt, instance=instance, host=selection.service_host, image=image,
@@ -151,13 +150,17 @@ def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: 
     instance = build_request.instance
     if not instance.availability_zone:
         instance.availability_zone = selection.availability_zone
-    with nl_context.target_cell(context, cell) as cctxt:
+    with nl_context.target_cell(context, cell) as cctxt, engine.cell_transaction(cctxt):
         instance._context = cctxt
         instance.create()
         objects.InstanceAction.action_start(cctxt, instance.uuid, instance_actions.CREATE,
                                             want_result=False)
+        # The scheduling is done: its event starts and ends here (a failure later, the
+        # quota recheck or the cast, marks it Error).
         objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT,
                                                 host=CONF.host)
+        objects.InstanceActionEvent.event_finish(cctxt, instance.uuid, SCHEDULE_EVENT,
+                                                 host=CONF.host)
     mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
     mapping.cell_mapping = cell
     mapping.save()
