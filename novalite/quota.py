@@ -200,7 +200,11 @@ def headroom(context: Any, deltas: dict[str, int], project_id: str,
     left (-1: unlimited); raise when ``deltas`` does not fit and ``raise_over``."""
     limits = get_limits(context, project_id, user_id)
     names = list(COUNTED) + [k for k in deltas if k not in COUNTED]
-    usage: dict[str, int] = count_usage(context, project_id)
+    if all(limits.get(k, -1) < 0 for k in names):
+        return dict.fromkeys((k for k in names if k in limits), -1)  # nothing to count
+    usage: dict[str, int] = dict.fromkeys(COUNTED, 0)
+    if any(limits.get(k, -1) >= 0 for k in COUNTED):
+        usage = count_usage(context, project_id)
     if 'server_groups' in deltas:
         usage['server_groups'] = count_server_groups(project_id)
     if 'key_pairs' in deltas and user_id:

@@ -32,7 +32,7 @@ class Stack(stack.Stack):
                  overrides: stack.Settings | None = None) -> None:
         self.glance = GlanceDouble()
         super().__init__(tmp_dir, self.glance.server.url, compute_hosts=compute_hosts,
-                         overrides=dict(TEST_SETTINGS, **(overrides or {})))
+                         overrides={**TEST_SETTINGS, **(overrides or {})})
         self.image: dict = {}
 
     def start(self) -> Stack:
