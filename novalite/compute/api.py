@@ -20,6 +20,7 @@ from novalite import exception, objects, quota, utils
 from novalite.compute import (
     instance_actions,
     instance_edit,
+    lookups,
     power_state,
     task_states,
     vm_states,
@@ -261,11 +262,11 @@ class API:
         """The server, from its cell or, while it is being scheduled, its BuildRequest."""
         for _attempt in range(2):
             try:
-                mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance_uuid)
+                cell = lookups.cell_of(context, instance_uuid)
             except exception.InstanceMappingNotFound as exc:
                 raise exception.InstanceNotFound(instance_id=instance_uuid) from exc
-            if mapping.cell_mapping is not None:
-                with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+            if cell is not None:
+                with nl_context.target_cell(context, cell) as cctxt:
                     return objects.Instance.get_by_uuid(cctxt, instance_uuid,
                                                         expected_attrs=expected_attrs)
             try:

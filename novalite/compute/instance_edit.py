@@ -93,7 +93,8 @@ def host_statuses(instances: list, servicegroup_api: Any) -> dict[str, str]:
 
 
 def _host_status(context: Any, host: str, servicegroup_api: Any) -> str:
-    service = objects.Service.get_by_host_and_binary(context, host, 'novalite-compute')
+    from novalite.compute import lookups
+    service = lookups.compute_service(context, host)
     if service is None:
         return HOST_STATUS_NONE
     if service.forced_down:

@@ -23,6 +23,7 @@ from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
 from novalite.api.openstack.compute.schemas import services as schema
 from novalite.api.openstack.compute.views import services as services_view
+from novalite.compute import lookups
 from novalite.policies import services as sv_policies
 from novalite.scheduler.client import report
 from novalite.servicegroup import api as servicegroup
@@ -96,6 +97,7 @@ class ServiceController(wsgi.Controller):
         if 'forced_down' in body:
             service.forced_down = strutils.bool_from_string(body['forced_down'], strict=True)
         service.save()
+        lookups.forget()  # host_status answers at once, in this process
         return self._view_builder.show(req, service)
 
     @validation.no_body
@@ -117,6 +119,7 @@ class ServiceController(wsgi.Controller):
         if service.binary == services_view.COMPUTE_BINARY:
             self._delete_compute_parts(context, service)
         service.destroy()
+        lookups.forget()
 
     def _delete_compute_parts(self, context: Any, service: Any) -> None:
         """Check that nothing lives on the host any more, then remove its providers,
