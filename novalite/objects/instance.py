@@ -12,7 +12,7 @@ from typing import Any
 
 from oslo_utils import timeutils
 from oslo_versionedobjects import fields
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, literal, null, select, union_all, update
 
 from novalite import exception
 from novalite.db import engine
@@ -24,6 +24,15 @@ from novalite.objects.flavor import Flavor
 _ALWAYS = ('flavor', 'metadata', 'system_metadata', 'tags')
 _OPTIONAL = ('fault',)
 _EXTRA_FIELDS = _ALWAYS + _OPTIONAL
+
+
+# A server shows its fault only in these states (the API's views): the faults of
+# others are not read.
+FAULT_VM_STATES = ('error', 'deleted')
+
+
+def _with_fault(rows: list) -> list[str]:
+    return [r.uuid for r in rows if r.vm_state in FAULT_VM_STATES or r.deleted]
 
 
 @base.NovaliteObjectRegistry.register
@@ -105,26 +114,42 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         return obj
 
     @staticmethod
-    def _load_extras(context, session, uuids: list[str], expected_attrs: tuple = ()) -> dict:
-        """The extra parts of many instances, one query per kind."""
+    def _load_extras(context, session, uuids: list[str], expected_attrs: tuple = (),
+                     fault_uuids: list[str] | None = None) -> dict:
+        """The extra parts of many instances: flavor, metadata, system metadata and tags
+        in one query; the latest fault (when asked for) of ``fault_uuids`` (default: all)
+        in another."""
         from novalite.objects.instance_fault import InstanceFault
         extras: dict[str, dict[str, Any]] = defaultdict(dict)
-        for uuid, flavor in session.execute(
-                select(models.InstanceExtra.instance_uuid, models.InstanceExtra.flavor)
-                .where(models.InstanceExtra.instance_uuid.in_(uuids))):
-            extras[uuid]['flavor'] = flavor
-        for table, key in ((models.InstanceMetadata, 'metadata'),
-                           (models.InstanceSystemMetadata, 'system_metadata')):
-            for uuid, k, v in session.execute(
-                    select(table.instance_uuid, table.key, table.value)
-                    .where(table.instance_uuid.in_(uuids), table.deleted == 0)):
-                extras[uuid].setdefault(key, {})[k] = v
-        for uuid, tag in session.execute(
-                select(models.Tag.resource_id, models.Tag.tag)
-                .where(models.Tag.resource_id.in_(uuids)).order_by(models.Tag.tag)):
-            extras[uuid].setdefault('tags', []).append(tag)
-        if 'fault' in expected_attrs:
-            for uuid, fault in InstanceFault.latest_for_instances(context, session, uuids):
+        if not uuids:
+            return extras
+        meta, sysmeta, tag = (models.InstanceMetadata, models.InstanceSystemMetadata,
+                              models.Tag)
+        parts = union_all(
+            select(literal('f').label('kind'), models.InstanceExtra.instance_uuid,
+                   null().label('key'), models.InstanceExtra.flavor.label('value'))
+            .where(models.InstanceExtra.instance_uuid.in_(uuids)),
+            select(literal('m'), meta.instance_uuid, meta.key, meta.value)
+            .where(meta.instance_uuid.in_(uuids), meta.deleted == 0),
+            select(literal('s'), sysmeta.instance_uuid, sysmeta.key, sysmeta.value)
+            .where(sysmeta.instance_uuid.in_(uuids), sysmeta.deleted == 0),
+            select(literal('t'), tag.resource_id, tag.tag, null())
+            .where(tag.resource_id.in_(uuids)))
+        for kind, uuid, key, value in session.execute(parts):
+            if kind == 'f':
+                extras[uuid]['flavor'] = value
+            elif kind == 'm':
+                extras[uuid].setdefault('metadata', {})[key] = value
+            elif kind == 's':
+                extras[uuid].setdefault('system_metadata', {})[key] = value
+            else:
+                extras[uuid].setdefault('tags', []).append(key)
+        for extra in extras.values():
+            if 'tags' in extra:
+                extra['tags'].sort()
+        wanted = uuids if fault_uuids is None else fault_uuids
+        if 'fault' in expected_attrs and wanted:
+            for uuid, fault in InstanceFault.latest_for_instances(context, session, wanted):
                 extras[uuid]['fault'] = fault
         return extras
 
@@ -138,7 +163,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
             row = session.scalars(query).first()
             if row is None:
                 raise exception.InstanceNotFound(instance_id=uuid)
-            extras = cls._load_extras(context, session, [uuid], expected)
+            extras = cls._load_extras(context, session, [uuid], expected,
+                                      fault_uuids=_with_fault([row]))
             return cls._from_db_object(context, row, extras.get(uuid), expected)
 
     def obj_load_attr(self, attrname: str) -> None:
@@ -284,7 +310,8 @@ class InstanceList(base.ObjectListBase, base.NovaliteObject):
     @classmethod
     def _from_rows(cls, context, session, rows, expected_attrs=()) -> InstanceList:
         uuids = [r.uuid for r in rows]
-        extras = Instance._load_extras(context, session, uuids, tuple(expected_attrs))
+        extras = Instance._load_extras(context, session, uuids, tuple(expected_attrs),
+                                       fault_uuids=_with_fault(rows))
         return cls(context, objects=[
             Instance._from_db_object(context, r, extras.get(r.uuid), tuple(expected_attrs))
             for r in rows])
