@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from oslo_config import cfg
@@ -12,6 +13,23 @@ from novalite.conf import CONF
 
 _ENFORCER: oslo_policy.Enforcer | None = None
 _LOCK = threading.Lock()
+# Seconds between two looks at the policy file and policy.d for changes.
+RELOAD_CHECK_INTERVAL = 1.0
+
+
+class _Enforcer(oslo_policy.Enforcer):
+    """oslo.policy's enforcer, looking for policy file changes at most once a second
+    instead of on every check (a server show makes several checks; each look is a
+    dozen ``stat`` calls). An edited policy file still applies within a second."""
+
+    _last_look = 0.0
+
+    def load_rules(self, force_reload: bool = False) -> None:
+        now = time.monotonic()
+        if not force_reload and self.rules and now - self._last_look < RELOAD_CHECK_INTERVAL:
+            return
+        self._last_look = now
+        super().load_rules(force_reload)
 
 
 def _conf_parsed() -> bool:
@@ -35,7 +53,7 @@ def init(policy_file: str | None = None, rules: dict | None = None,
             from novalite import policies
             use_conf = use_conf and _conf_parsed()
             defaults = policies.list_rules()
-            enforcer = oslo_policy.Enforcer(CONF, policy_file=policy_file, use_conf=use_conf)
+            enforcer = _Enforcer(CONF, policy_file=policy_file, use_conf=use_conf)
             enforcer.register_defaults(defaults)
             if not use_conf:
                 # Without a policy file oslo.policy never loads the defaults itself.
