@@ -363,3 +363,78 @@ class MigrationNotFound(NotFound):
 
 class ResourceProviderInUse(Conflict):
     msg_fmt = 'Resource provider %(uuid)s still has allocations: %(reason)s'
+
+
+# -- resize and migrations ------------------------------------------------------------
+
+class MigrationNotFoundByStatus(MigrationNotFound):
+    msg_fmt = 'Migration not found for instance %(instance_id)s with status %(status)s.'
+
+
+class CannotResizeToSameFlavor(Invalid):
+    msg_fmt = 'When resizing, instances must change flavor!'
+
+
+class CannotResizeDisk(Invalid):
+    msg_fmt = 'Server disk was unable to be resized because: %(reason)s'
+
+
+class ResizeError(NovaliteException):
+    msg_fmt = 'Resize error: %(reason)s'
+
+
+class MigrationError(NovaliteException):
+    msg_fmt = 'Migration error: %(reason)s'
+
+
+class MigrationPreCheckError(MigrationError):
+    msg_fmt = 'Migration pre-check error: %(reason)s'
+    code = 400
+
+
+class ComputeServiceInUse(NovaliteException):
+    msg_fmt = 'Compute service of %(host)s is still in use.'
+    code = 400
+
+
+class AllocationMoveFailed(ResourceProviderError):
+    msg_fmt = ('Failed to move allocations from consumer %(source_consumer)s to '
+               'consumer %(target_consumer)s. Error: %(error)s')
+
+
+# -- in-place actions (pause, rescue, password, crash dump) ---------------------------
+
+class InstanceNotRescuable(Invalid):
+    msg_fmt = 'Instance %(instance_id)s cannot be rescued: %(reason)s'
+
+
+class UnsupportedRescueImage(Invalid):
+    msg_fmt = "Requested rescue image '%(image)s' is not supported"
+
+
+class InstancePasswordSetFailed(NovaliteException):
+    msg_fmt = 'Failed to set admin password on %(instance)s because %(reason)s'
+    code = 409
+
+
+class SetAdminPasswdNotSupported(Invalid):
+    msg_fmt = 'Set admin password is not supported'
+    code = 409
+
+
+class InstanceAgentNotEnabled(Invalid):
+    msg_fmt = 'Guest agent is not enabled for the instance'
+    code = 409
+
+
+class QemuGuestAgentNotEnabled(InstanceAgentNotEnabled):
+    msg_fmt = 'QEMU guest agent is not enabled'
+
+
+class TriggerCrashDumpNotSupported(Invalid):
+    msg_fmt = 'Triggering crash dump is not supported'
+
+
+class InstanceNotRunning(Invalid):
+    msg_fmt = 'Instance %(instance_id)s is not running.'
+    code = 409

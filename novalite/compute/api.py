@@ -26,6 +26,11 @@ from novalite.compute import (
     vm_states,
 )
 from novalite.compute import rpcapi as compute_rpcapi
+from novalite.compute.api_images import ImagesAPIMixin, image_properties
+from novalite.compute.api_inplace import InPlaceAPIMixin
+from novalite.compute.api_migrate import MigrateAPIMixin
+from novalite.compute.api_rebuild import RebuildAPIMixin
+from novalite.compute.api_shelve import ShelveAPIMixin
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
 from novalite.db import engine
@@ -44,7 +49,8 @@ _HARD_REBOOT_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED, vm_states.PAUSED,
 _HARD_REBOOT_TASK_STATES = (None, task_states.REBOOTING, task_states.REBOOTING_HARD)
 
 
-class API:
+class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
+          ShelveAPIMixin, MigrateAPIMixin):
     """Server operations, as Nova's ``nova.compute.api.API``."""
 
     def __init__(self, image_api: Any = None, compute_task_api: Any = None,
@@ -119,7 +125,7 @@ class API:
                            (image or {}).items() if k in ('min_ram', 'min_disk',
                                                           'disk_format', 'container_format')}
         # Image properties travel with the server, as in Nova (shown from 2.98).
-        for key, value in ((image or {}).get('properties') or {}).items():
+        for key, value in image_properties(image or {}).items():
             system_metadata['image_%s' % key] = str(value)[:255]
         system_metadata['image_base_image_ref'] = image_href or ''
         instance = objects.Instance(
@@ -313,6 +319,7 @@ class API:
     def update_instance_metadata(self, context: Any, instance: Any, metadata: dict,
                                  delete: bool = False) -> dict:
         """Merge ``metadata`` into the server's (or replace it when ``delete``)."""
+        instance_edit.check_instance_lock(context, instance)
         instance_edit.check_state(instance, instance_edit.METADATA_STATES,
                                   'update metadata', task_state_must_be_none=True)
         new = dict(metadata) if delete else dict(instance.metadata, **metadata)
@@ -322,6 +329,7 @@ class API:
         return new
 
     def delete_instance_metadata(self, context: Any, instance: Any, key: str) -> None:
+        instance_edit.check_instance_lock(context, instance)
         instance_edit.check_state(instance, instance_edit.METADATA_STATES,
                                   'delete metadata', task_state_must_be_none=True)
         instance.metadata = {k: v for k, v in instance.metadata.items() if k != key}

@@ -12,6 +12,7 @@ from typing import Any
 from oslo_log import log as logging
 
 from novalite import exception, objects
+from novalite.compute import vm_states
 from novalite.conf import CONF
 
 LOG = logging.getLogger(__name__)
@@ -30,9 +31,16 @@ def find_unknown_guests(mgr: Any, context: Any) -> dict[str, str]:
             unknown[uuid] = 'no instance record'
         elif instance.deleted:
             unknown[uuid] = 'its instance is deleted'
-        elif instance.host != mgr.host:
+        elif instance.host != mgr.host and not _moving(instance):
             unknown[uuid] = 'its instance is on host %s' % instance.host
     return unknown
+
+
+def _moving(instance: Any) -> bool:
+    """A resize or migration under way (or waiting for its confirmation) keeps a guest
+    on the source host while the instance names the destination."""
+    return (instance.vm_state == vm_states.RESIZED
+            or (instance.task_state or '').startswith(('resize_', 'migrating')))
 
 
 def audit_guests(mgr: Any, context: Any) -> dict[str, str]:

@@ -16,12 +16,20 @@ from oslo_service import periodic_task
 from novalite import exception, manager, utils
 from novalite.compute import (
     build,
+    deferred_delete,
     diagnostics,
+    evacuate,
     external_events,
     guest_audit,
+    inplace,
     power,
     power_sync,
+    rebuild,
+    rescue,
+    resize,
     resource_tracker,
+    shelve,
+    snapshot,
 )
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
@@ -70,6 +78,7 @@ class ComputeManager(manager.Manager):
         for nodename in self.driver.get_available_nodes():
             self.rt.update_available_resource(context, nodename)
         build.recover_interrupted_builds(self, context)
+        evacuate.destroy_evacuated_instances(self, context)
         guest_audit.audit_guests(self, context)
         self._indirection_api = obj_base.current_indirection_api()
         self.driver.register_event_listener(self.handle_lifecycle_event)
@@ -177,3 +186,129 @@ class ComputeManager(manager.Manager):
         shutdown may take ``shutdown_timeout`` seconds)."""
         with self.instance_lock(instance.uuid):
             flow(self, context, instance, *args)
+
+    # -- rebuild, snapshots, shelve ----------------------------------------------------
+
+    def rebuild_instance(self, context: Any, instance: Any, image: dict,
+                         admin_password: str | None, injected_files: list,
+                         preserve_ephemeral: bool = False) -> None:
+        utils.spawn(self._locked, rebuild.rebuild_instance, context, instance, image,
+                    admin_password, injected_files, preserve_ephemeral)
+
+    def snapshot_instance(self, context: Any, instance: Any, image_id: str) -> None:
+        utils.spawn(self._locked, snapshot.snapshot_instance, context, instance, image_id)
+
+    def backup_instance(self, context: Any, instance: Any, image_id: str,
+                        backup_type: str, rotation: int) -> None:
+        utils.spawn(self._locked, snapshot.backup_instance, context, instance, image_id,
+                    backup_type, rotation)
+
+    def shelve_instance(self, context: Any, instance: Any, image_id: str,
+                        clean_shutdown: bool = True) -> None:
+        utils.spawn(self._locked, shelve.shelve_instance, context, instance, image_id,
+                    clean_shutdown)
+
+    def shelve_offload_instance(self, context: Any, instance: Any,
+                                clean_shutdown: bool = True) -> None:
+        utils.spawn(self._locked, shelve.shelve_offload_instance, context, instance,
+                    clean_shutdown)
+
+    def unshelve_instance(self, context: Any, instance: Any, image: dict | None = None,
+                          node: str | None = None) -> None:
+        utils.spawn(self._locked, shelve.unshelve_instance, context, instance, image, node)
+
+    @periodic_task.periodic_task(spacing=CONF.shelved_poll_interval, run_immediately=False)
+    def _poll_shelved_instances(self, context: Any) -> None:
+        """Offload the SHELVED instances of this host older than
+        ``[DEFAULT] shelved_offload_time``."""
+        if CONF.shelved_poll_interval > 0:
+            shelve.offload_expired(self, context)
+
+    # -- in-place actions: pause, suspend, rescue, password, crash dump, soft delete ----
+
+    def pause_instance(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, inplace.pause_instance, context, instance)
+
+    def unpause_instance(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, inplace.unpause_instance, context, instance)
+
+    def suspend_instance(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, inplace.suspend_instance, context, instance)
+
+    def resume_instance(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, inplace.resume_instance, context, instance)
+
+    def rescue_instance(self, context: Any, instance: Any, rescue_password: str | None,
+                        rescue_image_ref: str | None = None,
+                        clean_shutdown: bool = True) -> None:
+        utils.spawn(self._locked, rescue.rescue_instance, context, instance,
+                    rescue_password, rescue_image_ref, clean_shutdown)
+
+    def unrescue_instance(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, rescue.unrescue_instance, context, instance)
+
+    def set_admin_password(self, context: Any, instance: Any, new_pass: str) -> None:
+        """A call: the API waits for the answer, so the work runs on this worker."""
+        with self.instance_lock(instance.uuid):
+            inplace.set_admin_password(self, context, instance, new_pass)
+
+    def trigger_crash_dump(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, inplace.trigger_crash_dump, context, instance)
+
+    def soft_delete_instance(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, deferred_delete.soft_delete_instance, context, instance)
+
+    def restore_instance(self, context: Any, instance: Any) -> None:
+        utils.spawn(self._locked, deferred_delete.restore_instance, context, instance)
+
+    @periodic_task.periodic_task(spacing=CONF.reclaim_instance_interval,
+                                 run_immediately=False)
+    def _reclaim_queued_deletes(self, context: Any) -> None:
+        """Delete this host's SOFT_DELETED instances older than
+        ``[DEFAULT] reclaim_instance_interval``."""
+        if CONF.reclaim_instance_interval > 0:
+            deferred_delete.reclaim_queued_deletes(self, context,
+                                                   CONF.reclaim_instance_interval)
+
+    # -- resize, migrations, evacuation (flows in compute/resize.py, evacuate.py) ------
+
+    def prep_resize(self, context: Any, instance: Any, flavor: Any, migration: Any,
+                    node: str, clean_shutdown: bool = True) -> None:
+        utils.spawn(self._locked, resize.prep_resize, context, instance, flavor, migration,
+                    node, clean_shutdown)
+
+    def resize_instance(self, context: Any, instance: Any, migration: Any, flavor: Any,
+                        clean_shutdown: bool = True) -> None:
+        utils.spawn(self._locked, resize.resize_instance, context, instance, migration,
+                    flavor, clean_shutdown)
+
+    def finish_resize(self, context: Any, instance: Any, migration: Any,
+                      disk_info: dict) -> None:
+        utils.spawn(self._locked, resize.finish_resize, context, instance, migration,
+                    disk_info)
+
+    def confirm_resize(self, context: Any, instance: Any, migration: Any) -> None:
+        utils.spawn(self._locked, resize.confirm_resize, context, instance, migration)
+
+    def revert_resize(self, context: Any, instance: Any, migration: Any) -> None:
+        utils.spawn(self._locked, resize.revert_resize, context, instance, migration)
+
+    def finish_revert_resize(self, context: Any, instance: Any, migration: Any) -> None:
+        utils.spawn(self._locked, resize.finish_revert_resize, context, instance,
+                    migration)
+
+    @messaging.expected_exceptions(exception.MigrationPreCheckError)
+    def check_can_live_migrate_destination(self, context: Any, instance: Any,
+                                           block_migration: bool | None) -> None:
+        self.driver.live_migration_precheck(context, instance, self.host, block_migration)
+
+    def evacuate_instance(self, context: Any, instance: Any, node: str, migration: Any,
+                          image: Any, admin_password: str | None) -> None:
+        utils.spawn(self._locked, evacuate.rebuild_evacuated, context, instance, node,
+                    migration, image, admin_password)
+
+    @periodic_task.periodic_task(spacing=60, run_immediately=False)
+    def _poll_unconfirmed_resizes(self, context: Any) -> None:
+        """Confirm the resizes to this host older than ``resize_confirm_window``."""
+        if CONF.resize_confirm_window > 0:
+            resize.confirm_unconfirmed_resizes(self, context, CONF.resize_confirm_window)

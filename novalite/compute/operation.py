@@ -50,9 +50,14 @@ def operation(mgr: Any, context: Any, instance: Any, event: str, vm_state_before
 
 
 def revert(mgr: Any, context: Any, instance: Any, vm_state: str, exc: BaseException) -> None:
-    """The instance back in ``vm_state`` with no task and a fault saying why."""
+    """The instance back in ``vm_state`` with no task and a fault saying why.
+
+    Only if its task is still the operation's: a delete that started meanwhile (task
+    ``deleting``) is not undone.
+    """
     # The fault first: once the task is cleared, a client may look for it.
     instance_fault.add_instance_fault_from_exc(context, instance, exc, host=mgr.host)
+    expected = instance.task_state
     instance.vm_state = vm_state
     instance.task_state = None
     try:
@@ -60,9 +65,11 @@ def revert(mgr: Any, context: Any, instance: Any, vm_state: str, exc: BaseExcept
     except Exception:
         LOG.debug('No power state for %s after the failure', instance.uuid)
     try:
-        instance.save()
+        instance.save(expected_task_state=[expected])
     except exception.InstanceNotFound:
         LOG.info('Instance %s was deleted meanwhile', instance.uuid)
+    except exception.UnexpectedTaskStateError as err:
+        LOG.info('Not rolling %s back: %s', instance.uuid, err)
 
 
 def finish(mgr: Any, instance: Any, vm_state: str, expected_task_state: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from oslo_log import log as logging
 
 from novalite import exception, objects, utils
-from novalite.compute import claims
+from novalite.compute import claims, move_claims
 from novalite.compute.provider_tree import ProviderTree
 from novalite.conf import CONF
 from novalite.virt import driver as virt_driver
@@ -48,11 +48,13 @@ class ResourceTracker:
         this host's instances."""
         resources = self.driver.get_available_resource(nodename)
         instances = objects.InstanceList.get_by_host(context, self.host)
+        moves = move_claims.migration_usage(context, self.host, nodename, instances)
         with self._lock:
             node = self._init_compute_node(context, nodename, resources)
             self.tracked = {
                 i.uuid: (i.node or nodename, claims.Usage.of_flavor(i.flavor))
                 for i in instances if i.node in (None, nodename) and not i.deleted}
+            self.tracked.update(moves)
             self._update(context, node, resources)
             tracked = set(self.tracked)
         self._remove_orphan_allocations(context, node, tracked)
@@ -225,3 +227,29 @@ class ResourceTracker:
     def free_instance(self, context: Any, instance: Any) -> None:
         """Forget a deleted instance's usage."""
         self.abort_instance_claim(context, instance, instance.node or '')
+
+    # -- move claims (resize, cold migration, evacuation) -----------------------------------
+
+    def move_claim(self, context: Any, instance: Any, flavor: Any, migration: Any,
+                   nodename: str) -> None:
+        """Claim ``flavor`` on ``nodename`` for an instance moving here.
+
+        :raises ComputeResourcesUnavailable: it does not fit
+        """
+        wanted = claims.Usage.of_flavor(flavor)
+        with self._lock:
+            node = self.compute_nodes.get(nodename)
+            if node is None:
+                raise exception.ComputeResourcesUnavailable(
+                    reason='node %s is not known to this host yet' % nodename)
+            claims.test_claim(node, self._used(nodename), wanted)
+            self.tracked[migration.uuid] = (nodename, wanted)
+            self._update(context, node)
+
+    def drop_move_claim(self, context: Any, key: str) -> None:
+        """Forget what a move held here (``key``: the migration or instance uuid)."""
+        with self._lock:
+            tracked = self.tracked.pop(key, None)
+            node = self.compute_nodes.get(tracked[0]) if tracked else None
+            if node is not None:
+                self._update(context, node)

@@ -86,3 +86,147 @@ class ComputeAPI:
         """:param events: dicts with name, tag, status and server_uuid"""
         self._client(context, host, '1.2').cast(
             context, 'external_instance_event', instances=instances, events=events)
+
+    # -- rebuild, snapshots, shelve (1.3) ------------------------------------------------
+
+    def rebuild_instance(self, context: Any, instance: Any, image: dict,
+                         admin_password: str | None, injected_files: list,
+                         preserve_ephemeral: bool = False) -> None:
+        """Destroy the guest and spawn it again from ``image`` (a Glance image dict)."""
+        self._client(context, instance.host, '1.3').cast(
+            context, 'rebuild_instance', instance=instance, image=image,
+            admin_password=admin_password, injected_files=injected_files,
+            preserve_ephemeral=preserve_ephemeral)
+
+    def snapshot_instance(self, context: Any, instance: Any, image_id: str) -> None:
+        """Upload the root disk as the data of the queued image ``image_id``."""
+        self._client(context, instance.host, '1.3').cast(
+            context, 'snapshot_instance', instance=instance, image_id=image_id)
+
+    def backup_instance(self, context: Any, instance: Any, image_id: str,
+                        backup_type: str, rotation: int) -> None:
+        """A snapshot, then keep only the ``rotation`` newest backups of the type."""
+        self._client(context, instance.host, '1.3').cast(
+            context, 'backup_instance', instance=instance, image_id=image_id,
+            backup_type=backup_type, rotation=rotation)
+
+    def shelve_instance(self, context: Any, instance: Any, image_id: str,
+                        clean_shutdown: bool = True) -> None:
+        self._client(context, instance.host, '1.3').cast(
+            context, 'shelve_instance', instance=instance, image_id=image_id,
+            clean_shutdown=clean_shutdown)
+
+    def shelve_offload_instance(self, context: Any, instance: Any,
+                                clean_shutdown: bool = True) -> None:
+        self._client(context, instance.host, '1.3').cast(
+            context, 'shelve_offload_instance', instance=instance,
+            clean_shutdown=clean_shutdown)
+
+    def unshelve_instance(self, context: Any, instance: Any, host: str,
+                          image: dict | None = None, node: str | None = None) -> None:
+        """Spawn a shelved-offloaded instance on ``host`` from its shelved ``image``
+        (or power a shelved one on where it is, ``image`` None)."""
+        self._client(context, host, '1.3').cast(
+            context, 'unshelve_instance', instance=instance, image=image, node=node)
+
+    # -- 1.3: in-place actions ---------------------------------------------------------
+
+    def _cast_13(self, context: Any, method: str, instance: Any, **kwargs: Any) -> None:
+        self._client(context, instance.host, '1.3').cast(
+            context, method, instance=instance, **kwargs)
+
+    def pause_instance(self, context: Any, instance: Any) -> None:
+        self._cast_13(context, 'pause_instance', instance)
+
+    def unpause_instance(self, context: Any, instance: Any) -> None:
+        self._cast_13(context, 'unpause_instance', instance)
+
+    def suspend_instance(self, context: Any, instance: Any) -> None:
+        self._cast_13(context, 'suspend_instance', instance)
+
+    def resume_instance(self, context: Any, instance: Any) -> None:
+        self._cast_13(context, 'resume_instance', instance)
+
+    def rescue_instance(self, context: Any, instance: Any, rescue_password: str | None,
+                        rescue_image_ref: str | None = None,
+                        clean_shutdown: bool = True) -> None:
+        self._cast_13(context, 'rescue_instance', instance,
+                      rescue_password=rescue_password, rescue_image_ref=rescue_image_ref,
+                      clean_shutdown=clean_shutdown)
+
+    def unrescue_instance(self, context: Any, instance: Any) -> None:
+        self._cast_13(context, 'unrescue_instance', instance)
+
+    def set_admin_password(self, context: Any, instance: Any, new_pass: str) -> None:
+        """A call, as in Nova: the API answers 409 when the guest cannot take it.
+
+        :raises InstancePasswordSetFailed, InstanceAgentNotEnabled,
+            SetAdminPasswdNotSupported, NotImplementedError:
+        """
+        self._client(context, instance.host, '1.3').call(
+            context, 'set_admin_password', instance=instance, new_pass=new_pass)
+
+    def trigger_crash_dump(self, context: Any, instance: Any) -> None:
+        self._cast_13(context, 'trigger_crash_dump', instance)
+
+    def soft_delete_instance(self, context: Any, instance: Any) -> None:
+        self._cast_13(context, 'soft_delete_instance', instance)
+
+    def restore_instance(self, context: Any, instance: Any) -> None:
+        self._cast_13(context, 'restore_instance', instance)
+
+    # -- resize, migrations, evacuation (1.3) ------------------------------------------
+
+    def prep_resize(self, context: Any, instance: Any, flavor: Any, migration: Any,
+                    host: str, node: str, clean_shutdown: bool = True) -> None:
+        """To the destination: claim ``flavor`` there, then ask the source to send
+        the instance."""
+        self._client(context, host, '1.3').cast(
+            context, 'prep_resize', instance=instance, flavor=flavor, migration=migration,
+            node=node, clean_shutdown=clean_shutdown)
+
+    def resize_instance(self, context: Any, instance: Any, migration: Any, flavor: Any,
+                        clean_shutdown: bool = True) -> None:
+        """To the source: stop the guest and hand its disks to the destination."""
+        self._client(context, migration.source_compute, '1.3').cast(
+            context, 'resize_instance', instance=instance, migration=migration,
+            flavor=flavor, clean_shutdown=clean_shutdown)
+
+    def finish_resize(self, context: Any, instance: Any, migration: Any,
+                      disk_info: dict) -> None:
+        """To the destination: make and start the guest with the new flavor."""
+        self._client(context, migration.dest_compute, '1.3').cast(
+            context, 'finish_resize', instance=instance, migration=migration,
+            disk_info=disk_info)
+
+    def confirm_resize(self, context: Any, instance: Any, migration: Any) -> None:
+        """To the source: drop what the resize kept there."""
+        self._client(context, migration.source_compute, '1.3').cast(
+            context, 'confirm_resize', instance=instance, migration=migration)
+
+    def revert_resize(self, context: Any, instance: Any, migration: Any) -> None:
+        """To the destination: remove the new guest, then hand back to the source."""
+        self._client(context, migration.dest_compute, '1.3').cast(
+            context, 'revert_resize', instance=instance, migration=migration)
+
+    def finish_revert_resize(self, context: Any, instance: Any, migration: Any) -> None:
+        """To the source: restore the old flavor, disks and guest."""
+        self._client(context, migration.source_compute, '1.3').cast(
+            context, 'finish_revert_resize', instance=instance, migration=migration)
+
+    def check_can_live_migrate_destination(self, context: Any, instance: Any, host: str,
+                                           block_migration: bool | None) -> None:
+        """A call to the destination of a live migration.
+
+        :raises MigrationPreCheckError: it cannot take the instance
+        """
+        self._client(context, host, '1.3').call(
+            context, 'check_can_live_migrate_destination', instance=instance,
+            block_migration=block_migration)
+
+    def evacuate_instance(self, context: Any, instance: Any, host: str, node: str,
+                          migration: Any, image: Any, admin_password: str | None) -> None:
+        """To the chosen host: build the evacuated instance there again."""
+        self._client(context, host, '1.3').cast(
+            context, 'evacuate_instance', instance=instance, node=node, migration=migration,
+            image=image, admin_password=admin_password)

@@ -9,7 +9,7 @@ from oslo_service import periodic_task
 from oslo_versionedobjects import base as ovo_base
 
 from novalite import exception, manager
-from novalite.conductor.tasks import build, lost_builds
+from novalite.conductor.tasks import build, lost_builds, migrate, rebuild, unshelve
 from novalite.conf import CONF
 from novalite.objects import base as obj_base
 
@@ -112,3 +112,34 @@ class ComputeTaskManager:
             build.reschedule(self.deps, context, instance, host_list, image,
                              filter_properties, admin_password, injected_files,
                              requested_networks, request_spec)
+
+    # -- rebuild and unshelve ----------------------------------------------------------
+
+    def rebuild_instance(self, context: Any, instance: Any, image: dict,
+                         orig_image_ref: str, orig_sys_metadata: dict,
+                         admin_password: str | None, injected_files: list,
+                         preserve_ephemeral: bool = False) -> None:
+        rebuild.rebuild_instance(self.deps, context, instance, image, orig_image_ref,
+                                 orig_sys_metadata, admin_password, injected_files,
+                                 preserve_ephemeral)
+
+    def unshelve_instance(self, context: Any, instance: Any, request_spec: Any) -> None:
+        unshelve.unshelve_instance(self.deps, context, instance, request_spec)
+
+    # -- moves: resize, cold and live migration, evacuation ------------------------------
+
+    def migrate_server(self, context: Any, instance: Any, flavor: Any,
+                       clean_shutdown: bool = True, host: str | None = None) -> None:
+        migrate.migrate_server(self.deps, context, instance, flavor, clean_shutdown, host)
+
+    @messaging.expected_exceptions(exception.NovaliteException)
+    def live_migrate_instance(self, context: Any, instance: Any, host: str | None,
+                              block_migration: bool | None, migration: Any,
+                              raise_errors: bool = False) -> None:
+        migrate.live_migrate_instance(self.deps, context, instance, host, block_migration,
+                                      migration, raise_errors)
+
+    def evacuate_instance(self, context: Any, instance: Any, host: str | None,
+                          migration: Any, image: Any, admin_password: str | None) -> None:
+        migrate.evacuate_instance(self.deps, context, instance, host, migration, image,
+                                  admin_password)

@@ -101,6 +101,51 @@ class ComputeTaskAPI:
                    block_device_mapping=block_device_mapping, request_spec=request_spec,
                    host_lists=host_lists)
 
+    def rebuild_instance(self, context: Any, instance: Any, image: dict,
+                         orig_image_ref: str, orig_sys_metadata: dict,
+                         admin_password: str | None, injected_files: list,
+                         preserve_ephemeral: bool = False) -> None:
+        """Rebuild on the server's host, once a new image is found to suit it."""
+        self.client.prepare().cast(
+            context, 'rebuild_instance', instance=instance, image=image,
+            orig_image_ref=orig_image_ref, orig_sys_metadata=orig_sys_metadata,
+            admin_password=admin_password, injected_files=injected_files,
+            preserve_ephemeral=preserve_ephemeral)
+
+    def unshelve_instance(self, context: Any, instance: Any, request_spec: Any) -> None:
+        """Power a shelved server on, or schedule and spawn an offloaded one."""
+        self.client.prepare().cast(context, 'unshelve_instance', instance=instance,
+                                   request_spec=request_spec)
+
+
+    def migrate_server(self, context: Any, instance: Any, flavor: Any,
+                       clean_shutdown: bool = True, host: str | None = None) -> None:
+        """Resize to ``flavor``, or cold-migrate (the same flavor, to ``host`` if
+        given): a cast, the API answers 202 at once."""
+        self.client.prepare().cast(context, 'migrate_server', instance=instance,
+                                   flavor=flavor, clean_shutdown=clean_shutdown, host=host)
+
+    def live_migrate_instance(self, context: Any, instance: Any, host: str | None,
+                              block_migration: bool | None, migration: Any,
+                              async_: bool = True) -> None:
+        """Live-migrate; before API 2.34 (``async_`` False) a call, so that a
+        pre-check error reaches the caller (400)."""
+        cctxt = self.client.prepare()
+        kwargs = dict(instance=instance, host=host, block_migration=block_migration,
+                      migration=migration, raise_errors=not async_)
+        if async_:
+            cctxt.cast(context, 'live_migrate_instance', **kwargs)
+        else:
+            cctxt.call(context, 'live_migrate_instance', **kwargs)
+
+    def evacuate_instance(self, context: Any, instance: Any, host: str | None,
+                          migration: Any, image: Any, admin_password: str | None) -> None:
+        """Rebuild the server of a dead host on another (Nova's rebuild_instance with
+        evacuate): a cast."""
+        self.client.prepare().cast(context, 'evacuate_instance', instance=instance,
+                                   host=host, migration=migration, image=image,
+                                   admin_password=admin_password)
+
 
 def indirection_api() -> ConductorAPI:
     """The conductor client that compute code hands to ``objects.base.indirection``."""

@@ -17,16 +17,19 @@ from novalite.conf import (
     fake,
     glance,
     libvirt,
+    migrate,
     placement,
     quota,
     scheduler,
+    shelve,
     workarounds,
 )
 
 CONF = cfg.CONF
 
 _MODULES = (default, api, database, scheduler, placement, glance, compute, libvirt,
-            conductor, quota, fake, workarounds)
+            conductor, quota, fake, workarounds, shelve,
+            migrate)
 
 for _mod in _MODULES:
     _mod.register_opts(CONF)

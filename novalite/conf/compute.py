@@ -35,6 +35,11 @@ default_opts = [
     cfg.IntOpt('update_resources_interval', default=0,
                help='Seconds between runs of update_available_resource; 0 means every '
                     'periodic_interval.'),
+    cfg.IntOpt('reclaim_instance_interval', default=0,
+               help='Seconds a deleted server is kept SOFT_DELETED (its guest powered '
+                    'off, its resources still allocated) before the compute host deletes '
+                    'it for good; until then the owner may restore it. 0 or less: DELETE '
+                    'deletes at once.'),
 ]
 
 compute_opts = [

@@ -11,6 +11,7 @@ import hashlib
 import os
 import tempfile
 import threading
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -159,6 +160,90 @@ class API:
             raise exception.ImageServiceError(
                 reason='GET %s answered %s' % (path, resp.status_code))
         raise AssertionError('unreachable')
+
+
+    # -- writing (snapshots, shelve, backups) ------------------------------------------
+
+    def create(self, context: Any, image_meta: dict[str, Any]) -> dict[str, Any]:
+        """Create an image record (status ``queued``, no data yet).
+
+        :param image_meta: Glance v2 fields (name, disk_format, container_format,
+            visibility, min_ram, min_disk...) and string properties, all top-level.
+        :returns: the image as Glance answers it.
+        """
+        resp = self._write(context, 'post', '/v2/images', json=image_meta,
+                           expected=(201,))
+        return resp.json()
+
+    def upload(self, context: Any, image_id: str, path: str) -> None:
+        """Upload the file at ``path`` as the image's data; Glance makes it active."""
+        with open(path, 'rb') as data:
+            self._write(context, 'put', '/v2/images/%s/file' % image_id, data=data,
+                        content_type='application/octet-stream', expected=(204,),
+                        image_id=image_id)
+
+    def update(self, context: Any, image_id: str, changes: dict[str, Any]) -> dict:
+        """Set (or, for a None value, remove) top-level fields and properties."""
+        image = self.get(context, image_id)
+        ops = []
+        for key, value in changes.items():
+            if value is None:
+                if key in image:
+                    ops.append({'op': 'remove', 'path': '/%s' % key})
+            else:
+                ops.append({'op': 'replace' if key in image else 'add',
+                            'path': '/%s' % key, 'value': value})
+        resp = self._write(context, 'patch', '/v2/images/%s' % image_id, json=ops,
+                           content_type='application/openstack-images-v2.1-json-patch',
+                           expected=(200,), image_id=image_id)
+        return resp.json()
+
+    def delete(self, context: Any, image_id: str) -> None:
+        """:raises ImageNotFound: it is gone already (or not the caller's)."""
+        self._write(context, 'delete', '/v2/images/%s' % image_id, expected=(204,),
+                    image_id=image_id)
+
+    def get_all(self, context: Any, filters: dict[str, str] | None = None,
+                sort: str | None = None) -> list[dict[str, Any]]:
+        """Images matching ``filters`` (Glance query parameters), all pages."""
+        query = dict(filters or {})
+        if sort:
+            query['sort'] = sort
+        path = '/v2/images?' + urllib.parse.urlencode(query)
+        images: list[dict[str, Any]] = []
+        while path:
+            body = self._request(context, '', path).json()
+            images.extend(body.get('images', []))
+            path = body.get('next')
+        return images
+
+    def image_url(self, image_id: str) -> str:
+        """The image's URL in Glance (the ``Location`` of createImage before 2.45)."""
+        endpoint = (CONF.glance.endpoint_override or _adapter().get_endpoint() or '')
+        return '%s/images/%s' % (endpoint.rstrip('/'), image_id)
+
+    def _write(self, context: Any, method: str, path: str, expected: tuple[int, ...],
+               json: Any = None, data: Any = None, content_type: str | None = None,
+               image_id: str | None = None) -> Any:
+        """One write to Glance (never retried: it is not idempotent)."""
+        headers = self._headers(context)
+        if content_type:
+            headers['Content-Type'] = content_type
+        try:
+            resp = getattr(_adapter(), method)(path, headers=headers, raise_exc=False,
+                                               json=json, data=data)
+        except (ks_exc.ConnectFailure, ks_exc.ConnectTimeout, ks_exc.DiscoveryFailure,
+                ks_exc.EndpointNotFound) as exc:
+            raise exception.GlanceConnectionFailed(
+                server=CONF.glance.endpoint_override or 'image service',
+                reason=str(exc)) from exc
+        if resp.status_code in expected:
+            return resp
+        if resp.status_code in (403, 404) and image_id:
+            raise exception.ImageNotFound(image_id=image_id)
+        raise exception.ImageServiceError(
+            reason='%s %s answered %s: %s' % (method.upper(), path.split('?')[0],
+                                             resp.status_code, resp.text[:200]))
 
 
 def _verify(image_id: str, image: dict[str, Any], size: int, digests: dict[str, Any]) -> None:

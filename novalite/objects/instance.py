@@ -23,7 +23,8 @@ from novalite.objects.flavor import Flavor
 # Loaded with every instance; 'fault' only when asked for (or touched).
 _ALWAYS = ('flavor', 'metadata', 'system_metadata', 'tags')
 _OPTIONAL = ('fault',)
-_EXTRA_FIELDS = _ALWAYS + _OPTIONAL
+_EXTRA_FIELDS = _ALWAYS + _OPTIONAL + ('old_flavor', 'new_flavor')
+_FLAVOR_FIELDS = {'flavor', 'old_flavor', 'new_flavor'}
 
 
 # A server shows its fault only in these states (the API's views): the faults of
@@ -84,6 +85,10 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         'compute_id': fields.IntegerField(nullable=True),
         'hidden': fields.BooleanField(default=False),
         'flavor': fields.ObjectField('Flavor'),
+        # The flavors of a resize under way (instance_extra's 'old'/'new'): the old one
+        # comes back on revert, the new one is what the destination claims.
+        'old_flavor': fields.ObjectField('Flavor', nullable=True),
+        'new_flavor': fields.ObjectField('Flavor', nullable=True),
         'metadata': fields.DictOfStringsField(default={}),
         'system_metadata': fields.DictOfNullableStringsField(default={}),
         'tags': fields.ListOfStringsField(default=[]),
@@ -104,7 +109,11 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         obj.deleted = row.deleted != 0
         extras = extras or {}
         if extras.get('flavor'):
-            obj.flavor = Flavor.obj_from_primitive(base.from_json(extras['flavor'])['cur'])
+            flavors = base.from_json(extras['flavor'])
+            obj.flavor = Flavor.obj_from_primitive(flavors['cur'])
+            for key, name in (('old', 'old_flavor'), ('new', 'new_flavor')):
+                setattr(obj, name, Flavor.obj_from_primitive(flavors[key])
+                        if flavors.get(key) else None)
         obj.metadata = extras.get('metadata', {})
         obj.system_metadata = extras.get('system_metadata', {})
         obj.tags = extras.get('tags', [])
@@ -173,6 +182,10 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
             self.fault = InstanceFault.get_latest_for_instance(self._context, self.uuid)
             self.obj_reset_changes(['fault'])
             return
+        if attrname in ('old_flavor', 'new_flavor'):
+            setattr(self, attrname, None)
+            self.obj_reset_changes([attrname])
+            return
         if attrname in ('metadata', 'system_metadata', 'tags'):
             setattr(self, attrname, self.fields[attrname].default.copy()
                     if hasattr(self.fields[attrname].default, 'copy') else [])
@@ -196,7 +209,11 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     @staticmethod
     def _write_extras(session, uuid: str, changes: dict, creating: bool) -> None:
         if 'flavor' in changes:
-            flavor = base.to_json({'cur': changes['flavor'].obj_to_primitive()})
+            doc = {'cur': changes['flavor'].obj_to_primitive()}
+            for key, name in (('old', 'old_flavor'), ('new', 'new_flavor')):
+                if changes.get(name) is not None:
+                    doc[key] = changes[name].obj_to_primitive()
+            flavor = base.to_json(doc)
             if creating:
                 session.add(models.InstanceExtra(instance_uuid=uuid, flavor=flavor))
             else:
@@ -250,6 +267,10 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         changes.pop('fault', None)
         if not changes:
             return
+        if _FLAVOR_FIELDS & set(changes):
+            # The three flavors are one JSON document: write it whole.
+            for name in _FLAVOR_FIELDS - set(changes):
+                changes[name] = getattr(self, name) if self.obj_attr_is_set(name) else None
         values = self._column_values(changes)
         values['updated_at'] = timeutils.utcnow()
         with engine.cell_writer(self._context) as session:

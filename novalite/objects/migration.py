@@ -6,9 +6,10 @@ is still under way.
 """
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
-from oslo_utils import uuidutils
+from oslo_utils import timeutils, uuidutils
 from oslo_versionedobjects import fields
 from sqlalchemy import and_, or_, select
 
@@ -68,6 +69,22 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
                                   .filter_by(uuid=migration_uuid, deleted=0)).first()
             if row is None:
                 raise exception.MigrationNotFound(migration_id=migration_uuid)
+            return cls._from_db_object(context, row)
+
+    @base.remotable_classmethod
+    def get_by_instance_and_status(cls, context: Any, instance_uuid: str,
+                                   status: str) -> Migration:
+        """The newest migration of the instance in ``status``.
+
+        :raises MigrationNotFoundByStatus: there is none
+        """
+        with engine.cell_reader(context) as session:
+            row = session.scalars(select(models.Migration).filter_by(
+                instance_uuid=instance_uuid, status=status, deleted=0)
+                .order_by(models.Migration.id.desc())).first()
+            if row is None:
+                raise exception.MigrationNotFoundByStatus(instance_id=instance_uuid,
+                                                          status=status)
             return cls._from_db_object(context, row)
 
     def _values(self) -> dict:
@@ -185,3 +202,25 @@ class MigrationList(base.ObjectListBase, base.NovaliteObject):
         if migration_type is not None:
             query = query.where(table.migration_type == migration_type)
         return cls._get(context, query.order_by(table.id))
+
+
+    @base.remotable_classmethod
+    def get_unconfirmed_by_dest_compute(cls, context: Any, confirm_window: int,
+                                        dest_compute: str) -> MigrationList:
+        """Resizes to ``dest_compute`` waiting in VERIFY_RESIZE (status ``finished``)
+        for more than ``confirm_window`` seconds."""
+        limit = timeutils.utcnow() - datetime.timedelta(seconds=confirm_window)
+        table = models.Migration
+        return cls._get(context, select(table).where(
+            table.deleted == 0, table.status == 'finished',
+            table.dest_compute == dest_compute, table.updated_at <= limit))
+
+    @base.remotable_classmethod
+    def get_evacuations_from_host(cls, context: Any, host: str) -> MigrationList:
+        """Evacuations away from ``host`` that it has not cleaned up after yet (it was
+        down when they ran)."""
+        table = models.Migration
+        return cls._get(context, select(table).where(
+            table.deleted == 0, table.source_compute == host,
+            table.migration_type == 'evacuation',
+            table.status.in_(('accepted', 'pre-migrating', 'rebuilding', 'done'))))

@@ -6,28 +6,40 @@ import itertools
 from oslo_policy import policy
 
 from novalite.policies import (
+    admin_actions,
+    admin_password,
     aggregates,
     availability_zone,
     base,
     console_output,
+    create_backup,
+    deferred_delete,
     flavor_access,
     flavors,
     hypervisors,
     instance_actions,
     keypairs,
     limits,
+    lock_server,
+    migrate_server,
     migrations,
+    pause_server,
     quota_class_sets,
     quota_sets,
+    rescue,
     server_diagnostics,
     server_external_events,
     server_groups,
+    server_images,
     server_metadata,
     server_migrations,
     server_tags,
     servers,
     services,
+    shelve,
     simple_tenant_usage,
+    suspend_server,
+    trigger_crash_dump,
 )
 
 
@@ -40,4 +52,9 @@ def list_rules() -> list[policy.RuleDefault]:
         availability_zone.list_rules(), aggregates.list_rules(), server_groups.list_rules(),
         hypervisors.list_rules(), console_output.list_rules(), migrations.list_rules(),
         server_migrations.list_rules(), simple_tenant_usage.list_rules(),
-        server_diagnostics.list_rules(), server_external_events.list_rules()))
+        server_diagnostics.list_rules(), server_external_events.list_rules(),
+        pause_server.list_rules(), suspend_server.list_rules(), lock_server.list_rules(),
+        rescue.list_rules(), admin_actions.list_rules(), admin_password.list_rules(),
+        deferred_delete.list_rules(), trigger_crash_dump.list_rules(),
+        server_images.list_rules(), create_backup.list_rules(), shelve.list_rules(),
+        migrate_server.list_rules()))

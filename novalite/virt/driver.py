@@ -172,6 +172,108 @@ class ComputeDriver:
         from novalite.virt import diagnostics
         return diagnostics.legacy(self.get_instance_diagnostics(instance))
 
+    def snapshot(self, context: Any, instance: Any, image_id: str,
+                 update_task_state: Any) -> None:
+        """Upload the instance's root disk as the data of the queued Glance image
+        ``image_id`` (createImage, createBackup, shelve).
+
+        :param update_task_state: ``update_task_state(task_state, expected_state)``;
+            the driver calls it with ``IMAGE_PENDING_UPLOAD`` once the disk is being
+            captured and ``IMAGE_UPLOADING`` when the upload starts (the shelving
+            variants when shelving), as Nova's drivers do.
+        :raises: ``exception.NovaliteException`` subclasses; the caller deletes the
+            image and restores the instance's state.
+        """
+        raise NotImplementedError()
+
+
+    # -- resize and migrations --------------------------------------------------------
+
+    def migrate_disk_and_power_off(self, context: Any, instance: Any, dest: str,
+                                   flavor: Any, network_info: Any = None,
+                                   block_device_info: Any = None, timeout: int = 0,
+                                   retry_interval: int = 0) -> dict:
+        """On the source of a resize or cold migration: stop the guest (cleanly within
+        ``timeout`` seconds) and set its disks aside for the destination.
+
+        :param dest: the destination host
+        :param flavor: the new flavor
+        :returns: what ``finish_migration`` on the destination needs (disk_info)
+        :raises CannotResizeDisk: the new flavor's disk is smaller (nothing changed)
+        """
+        raise NotImplementedError()
+
+    def finish_migration(self, context: Any, migration: Any, instance: Any,
+                         disk_info: dict, network_info: Any, image_meta: Any,
+                         resize_instance: bool, allocations: dict,
+                         block_device_info: Any = None, power_on: bool = True) -> None:
+        """On the destination: make the guest from ``disk_info`` with the instance's
+        (new) flavor, and start it when ``power_on``."""
+        raise NotImplementedError()
+
+    def confirm_migration(self, context: Any, migration: Any, instance: Any,
+                          network_info: Any = None) -> None:
+        """On the source, once the resize is confirmed: remove what was set aside
+        (and the old guest, if the destination is another host)."""
+        raise NotImplementedError()
+
+    def finish_revert_migration(self, context: Any, instance: Any, network_info: Any,
+                                migration: Any, block_device_info: Any = None,
+                                power_on: bool = True) -> None:
+        """On the source, when the resize is reverted: bring back the old guest and
+        disks, started when ``power_on``."""
+        raise NotImplementedError()
+
+    def live_migration_precheck(self, context: Any, instance: Any, dest: str,
+                                block_migration: bool | None) -> None:
+        """Whether this driver can live-migrate ``instance`` to ``dest``.
+
+        :raises MigrationPreCheckError: it cannot (the default: no live migration)
+        """
+        raise exception.MigrationPreCheckError(
+            reason='the %s driver cannot live-migrate instances' % type(self).__name__)
+
+
+    # -- in-place actions (rescue, password, crash dump, soft delete) --------------------
+
+    def rescue(self, context: Any, instance: Any, network_info: Any, image_meta: Any,
+               rescue_password: str | None, block_device_info: Any = None) -> None:
+        """Boot the instance from ``image_meta`` with its own root disk attached second,
+        keeping what is needed to boot it normally again (``unrescue``).
+
+        :param rescue_password: for drivers that can inject it (may be ignored)
+        """
+        raise NotImplementedError()
+
+    def unrescue(self, context: Any, instance: Any) -> None:
+        """Boot the instance from its own disk again, dropping the rescue disk."""
+        raise NotImplementedError()
+
+    def set_admin_password(self, instance: Any, new_pass: str) -> None:
+        """Set the guest's administrator password.
+
+        :raises InstanceAgentNotEnabled: the guest has no agent to do it
+        :raises SetAdminPasswdNotSupported: the hypervisor cannot do it
+        """
+        raise NotImplementedError()
+
+    def trigger_crash_dump(self, instance: Any) -> None:
+        """Make the guest dump its kernel (an NMI); whether it does is the guest's
+        configuration.
+
+        :raises TriggerCrashDumpNotSupported: the hypervisor cannot send one
+        """
+        raise NotImplementedError()
+
+    def soft_delete(self, instance: Any) -> None:
+        """Keep a deleted instance restorable (the manager powers it off when the
+        driver does not implement this)."""
+        raise NotImplementedError()
+
+    def restore(self, instance: Any) -> None:
+        """Undo ``soft_delete`` (the manager powers it on when the driver does not
+        implement this)."""
+        raise NotImplementedError()
 
 def load_compute_driver(virtapi: Any = None, name: str | None = None) -> ComputeDriver:
     """The driver named by ``[DEFAULT] compute_driver`` (an entry point name)."""

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import threading
 import time
 from typing import Any
 
 from novalite import exception
-from novalite.compute import power_state
+from novalite.compute import power_state, task_states
 from novalite.conf import CONF
+from novalite.image import glance
 from novalite.virt import diagnostics, driver, hardware
 
 
@@ -121,3 +124,97 @@ class FakeDriver(driver.ComputeDriver):
         diagnostics.add_disk(diags, read_bytes=0, read_requests=0, write_bytes=0,
                              write_requests=0, errors_count=0)
         return diags
+
+    def snapshot(self, context: Any, instance: Any, image_id: str,
+                 update_task_state: Any) -> None:
+        """Upload a small made-up payload (the fake guest has no disk)."""
+        self.get_info(instance)
+        update_task_state(task_state=task_states.IMAGE_PENDING_UPLOAD)
+        update_task_state(task_state=task_states.IMAGE_UPLOADING,
+                          expected_state=task_states.IMAGE_PENDING_UPLOAD)
+        fd, path = tempfile.mkstemp(prefix='fake-snapshot-')
+        try:
+            with os.fdopen(fd, 'wb') as data:
+                data.write(('fake snapshot of instance %s\n' % instance.uuid).encode())
+            glance.API().upload(context, image_id, path)
+        finally:
+            os.unlink(path)
+
+    # -- resize and migrations ----------------------------------------------------------
+
+    def migrate_disk_and_power_off(self, context: Any, instance: Any, dest: str,
+                                   flavor: Any, network_info: Any = None,
+                                   block_device_info: Any = None, timeout: int = 0,
+                                   retry_interval: int = 0) -> dict:
+        if flavor.root_gb < instance.flavor.root_gb:
+            raise exception.CannotResizeDisk(reason='Unable to resize disk down.')
+        self._set_state(instance, power_state.SHUTDOWN)
+        return {'source_host': self._host}
+
+    def _put(self, instance: Any, running: bool) -> None:
+        flavor = instance.flavor
+        with self._lock:
+            self._instances[instance.uuid] = {
+                'state': power_state.RUNNING if running else power_state.SHUTDOWN,
+                'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
+                'disk_gb': flavor.root_gb + flavor.ephemeral_gb}
+
+    def finish_migration(self, context: Any, migration: Any, instance: Any,
+                         disk_info: dict, network_info: Any, image_meta: Any,
+                         resize_instance: bool, allocations: dict,
+                         block_device_info: Any = None, power_on: bool = True) -> None:
+        self._put(instance, power_on)
+
+    def confirm_migration(self, context: Any, migration: Any, instance: Any,
+                          network_info: Any = None) -> None:
+        if migration.source_compute != migration.dest_compute:
+            with self._lock:
+                self._instances.pop(instance.uuid, None)
+
+    def finish_revert_migration(self, context: Any, instance: Any, network_info: Any,
+                                migration: Any, block_device_info: Any = None,
+                                power_on: bool = True) -> None:
+        self._put(instance, power_on)
+
+    # -- in-place actions ------------------------------------------------------------------
+
+    def pause(self, instance: Any) -> None:
+        self._set_state(instance, power_state.PAUSED)
+
+    def unpause(self, instance: Any) -> None:
+        self._set_state(instance, power_state.RUNNING)
+
+    def suspend(self, context: Any, instance: Any) -> None:
+        self._set_state(instance, power_state.SUSPENDED)
+
+    def resume(self, context: Any, instance: Any, network_info: Any = None,
+               block_device_info: Any = None) -> None:
+        self._set_state(instance, power_state.RUNNING)
+
+    def rescue(self, context: Any, instance: Any, network_info: Any, image_meta: Any,
+               rescue_password: str | None, block_device_info: Any = None) -> None:
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            guest['rescue_image'] = getattr(image_meta, 'id', None)
+            guest['state'] = power_state.RUNNING
+
+    def unrescue(self, context: Any, instance: Any) -> None:
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            guest.pop('rescue_image', None)
+            guest['state'] = power_state.RUNNING
+
+    def set_admin_password(self, instance: Any, new_pass: str) -> None:
+        """Keeps the password, so tests can see it arrived."""
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            guest['admin_password'] = new_pass
+
+    def trigger_crash_dump(self, instance: Any) -> None:
+        self.get_info(instance)

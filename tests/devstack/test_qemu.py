@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import time
 import uuid
+import xml.etree.ElementTree as ET
 
 import libvirt
 import pytest
@@ -34,6 +35,8 @@ CLEAN_SHUTDOWN = 30
 INSTANCES_PATH = os.path.join(tempfile.gettempdir(), 'novalite-qemu-' + uuid.uuid4().hex[:8])
 STACK = {
     'computes': (HOST,),
+    # One compute host: a resize can only stay on it.
+    'conf': {'DEFAULT': {'allow_resize_to_same_host': True}},
     'host_conf': {'compute-' + HOST: {
         'DEFAULT': {'compute_driver': 'libvirt.LibvirtDriver',
                     'shutdown_timeout': CLEAN_SHUTDOWN, 'instances_path': INSTANCES_PATH},
@@ -195,3 +198,109 @@ def test_real_guest_boot_console_reboot_stop_start_delete(libvirt_host, qemu_sta
         usages = stack.placement.get('/resource_providers/%s/usages'
                                      % provider['uuid']).json()['usages']
         assert not any(usages.values()), (provider['name'], usages)
+
+
+def _image(stack, image: guest_image.GuestImage) -> str:
+    """The guest's root image in Glance, uploaded unless an earlier test did."""
+    names = [i['Name'] for i in clients.osc(stack, 'image', 'list')]
+    return 'qemu-guest' if 'qemu-guest' in names else _upload(stack, image)
+
+
+def _domain_memory_kib(server_id: str) -> tuple[int, bool]:
+    """(memory of the domain's definition in KiB, whether it runs)."""
+    conn = libvirt.open(libvirtd.URI)
+    try:
+        domain = conn.lookupByUUIDString(server_id)
+        memory = ET.fromstring(domain.XMLDesc(0)).find('memory')
+        assert memory.get('unit') == 'KiB'
+        return int(memory.text), bool(domain.isActive())
+    finally:
+        conn.close()
+
+
+def test_real_guest_resize_to_more_memory_then_confirm(libvirt_host, qemu_stack):
+    """m1.nano (128 MiB) to m1.tiny (512 MiB) on the one host: the guest stops, comes
+    back with the new memory in its domain, and confirm leaves only the new flavor's
+    allocation."""
+    stack = qemu_stack
+    started = time.monotonic()
+    created = clients.osc(stack, 'server', 'create', '--image', _image(stack, libvirt_host),
+                          '--flavor', 'm1.nano', '--nic', 'none', '--wait', 'qemu-resize',
+                          timeout=BOOT_TIMEOUT)
+    server_id = created['id']
+    _made.append(server_id)
+    _wait_console(stack, server_id, libvirt_host.marker, 1)
+    assert _domain_memory_kib(server_id) == (128 * 1024, True)
+
+    clients.osc(stack, 'server', 'resize', '--flavor', 'm1.tiny', '--wait', server_id,
+                fmt_json=False, timeout=BOOT_TIMEOUT)
+    resized = _wait_status(stack, server_id, 'VERIFY_RESIZE')
+    assert 'm1.tiny' in str(resized['flavor'])
+    assert _domain_memory_kib(server_id) == (512 * 1024, True)
+    # The same guest boots again from its copied disk, its console log kept.
+    _wait_console(stack, server_id, libvirt_host.marker, 2)
+    instance_dir = os.path.join(INSTANCES_PATH, server_id)
+    assert os.path.isdir(instance_dir + '_resize')
+    migration = [m for m in stack.api('GET', '/os-migrations').json()['migrations']
+                 if m['instance_uuid'] == server_id][0]
+    assert clients.allocations(stack, migration['uuid'])  # the old flavor, held
+
+    clients.osc(stack, 'server', 'resize', 'confirm', server_id, fmt_json=False)
+    _wait_status(stack, server_id, 'ACTIVE')
+    stack.wait_for(lambda: not os.path.exists(instance_dir + '_resize'), 30,
+                   'the set-aside files removed', interval=0.5)
+    assert clients.allocations(stack, migration['uuid']) == {}
+    held = clients.allocations(stack, server_id)
+    assert [a['resources']['MEMORY_MB'] for a in held.values()] == [512], held
+    assert _domain_memory_kib(server_id) == (512 * 1024, True)
+
+    clients.osc(stack, 'server', 'delete', '--wait', server_id, fmt_json=False,
+                timeout=BOOT_TIMEOUT)
+    print('\nresize test wall time %.1f s' % (time.monotonic() - started))
+    assert server_id not in _domain_uuids()
+    assert clients.allocations(stack, server_id) == {}
+
+
+
+def test_real_guest_snapshot_boots_a_new_server(libvirt_host, qemu_stack):
+    """A stopped server's createImage lands in the real Glance with its image's kernel,
+    ramdisk and command line carried over; a new server boots from the snapshot and
+    prints the marker; both servers and the snapshot are then deleted."""
+    stack = qemu_stack
+    started = time.monotonic()
+    created = clients.osc(stack, 'server', 'create', '--image', _image(stack, libvirt_host),
+                          '--flavor', 'm1.nano', '--nic', 'none', '--wait', 'qemu-snap-src',
+                          timeout=BOOT_TIMEOUT)
+    source = created['id']
+    _made.append(source)
+    _wait_console(stack, source, libvirt_host.marker, 1)
+    clients.osc(stack, 'server', 'stop', source, fmt_json=False)
+    _wait_status(stack, source, 'SHUTOFF')
+
+    snap = clients.osc(stack, 'server', 'image', 'create', '--name', 'qemu-snap', '--wait',
+                       source, timeout=BOOT_TIMEOUT)
+    image = clients.osc(stack, 'image', 'show', snap['id'])
+    assert image['status'] == 'active', image
+    assert image['disk_format'] == 'qcow2', image
+    properties = image['properties']
+    assert properties['image_type'] == 'snapshot'
+    assert properties['instance_uuid'] == source
+    for name in ('kernel_id', 'ramdisk_id', 'os_command_line'):
+        assert properties.get(name), (name, properties)
+    assert _wait_status(stack, source, 'SHUTOFF')['OS-EXT-STS:task_state'] is None
+
+    child = clients.osc(stack, 'server', 'create', '--image', snap['id'], '--flavor',
+                        'm1.nano', '--nic', 'none', '--wait', 'qemu-snap-child',
+                        timeout=BOOT_TIMEOUT)['id']
+    _made.append(child)
+    _wait_console(stack, child, libvirt_host.marker, 1)
+
+    for server_id in (source, child):
+        clients.osc(stack, 'server', 'delete', '--wait', server_id, fmt_json=False,
+                    timeout=BOOT_TIMEOUT)
+    clients.osc(stack, 'image', 'delete', snap['id'], fmt_json=False)
+    print('\nsnapshot test wall time %.1f s' % (time.monotonic() - started))
+    assert not {source, child} & _domain_uuids()
+    assert snap['id'] not in [i['ID'] for i in clients.osc(stack, 'image', 'list')]
+    assert clients.allocations(stack, source) == {}
+    assert clients.allocations(stack, child) == {}

@@ -350,3 +350,89 @@ class SchedulerReportClient:
         if resp.status_code not in (204, 404):
             LOG.warning('Could not delete resource provider %s: %s %s',
                         rp_uuid, resp.status_code, _excerpt(resp))
+
+    # -- moves (migration-based allocations) -------------------------------------------
+
+    def _consumer_record(self, context: Any, consumer_uuid: str) -> dict:
+        """GET /allocations/{uuid}: allocations, generation, project, user and type."""
+        return self._get('/allocations/%s' % consumer_uuid, context)
+
+    def move_allocations(self, context: Any, source_consumer_uuid: str,
+                         target_consumer_uuid: str, target_type: str = 'MIGRATION'
+                         ) -> bool:
+        """Hand the source consumer's allocations to the target consumer in one
+        ``POST /allocations``: the source is left with none, the target's own (if any)
+        are replaced. That is how a move keeps the source host's resources while the
+        instance claims the destination (Nova's migration-based allocations).
+
+        :param target_type: Placement consumer type of the target (``MIGRATION`` or
+            ``INSTANCE``)
+        :returns: False when the source has nothing to move
+        :raises AllocationMoveFailed: Placement refused, or the consumers kept
+            changing
+        """
+        for _attempt in range(GENERATION_RETRIES):
+            source = self._consumer_record(context, source_consumer_uuid)
+            if not source.get('allocations'):
+                LOG.info('Consumer %s has no allocations to move to %s',
+                         source_consumer_uuid, target_consumer_uuid)
+                return False
+            target = self._consumer_record(context, target_consumer_uuid)
+            project, user = source['project_id'], source['user_id']
+            payload = {
+                source_consumer_uuid: {
+                    'allocations': {}, 'project_id': project, 'user_id': user,
+                    'consumer_generation': source.get('consumer_generation'),
+                    'consumer_type': source.get('consumer_type') or 'INSTANCE'},
+                target_consumer_uuid: {
+                    'allocations': {rp: {'resources': a['resources']}
+                                    for rp, a in source['allocations'].items()},
+                    'project_id': project, 'user_id': user,
+                    'consumer_generation': target.get('consumer_generation'),
+                    'consumer_type': target_type},
+            }
+            resp = self._request('POST', '/allocations', context, json=payload)
+            if resp.status_code == 204:
+                return True
+            if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
+                LOG.debug('Generation conflict moving %s to %s, retrying',
+                          source_consumer_uuid, target_consumer_uuid)
+                continue
+            raise exception.AllocationMoveFailed(
+                source_consumer=source_consumer_uuid, target_consumer=target_consumer_uuid,
+                error='%s %s' % (resp.status_code, _excerpt(resp)))
+        raise exception.AllocationMoveFailed(
+            source_consumer=source_consumer_uuid, target_consumer=target_consumer_uuid,
+            error='consumer generations kept changing in %d attempts' % GENERATION_RETRIES)
+
+    def remove_provider_from_consumer(self, context: Any, consumer_uuid: str,
+                                      rp_uuid: str) -> bool:
+        """Drop what ``consumer_uuid`` holds on provider ``rp_uuid``, keeping the rest
+        (an evacuated instance's allocation on the host it left).
+
+        :returns: False when it held nothing there
+        """
+        for _attempt in range(GENERATION_RETRIES):
+            record = self._consumer_record(context, consumer_uuid)
+            allocations = record.get('allocations') or {}
+            if rp_uuid not in allocations:
+                return False
+            kept = {rp: {'resources': a['resources']} for rp, a in allocations.items()
+                    if rp != rp_uuid}
+            if not kept:
+                return self.delete_allocation_for_instance(context, consumer_uuid)
+            resp = self._request('PUT', '/allocations/%s' % consumer_uuid, context, json={
+                'allocations': kept, 'project_id': record['project_id'],
+                'user_id': record['user_id'],
+                'consumer_generation': record.get('consumer_generation'),
+                'consumer_type': record.get('consumer_type') or 'INSTANCE'})
+            if resp.status_code == 204:
+                return True
+            if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
+                continue
+            raise exception.AllocationUpdateFailed(
+                consumer_uuid=consumer_uuid, error='%s %s' % (resp.status_code,
+                                                               _excerpt(resp)))
+        raise exception.AllocationUpdateFailed(
+            consumer_uuid=consumer_uuid,
+            error='consumer generation kept changing in %d attempts' % GENERATION_RETRIES)

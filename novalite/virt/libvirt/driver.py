@@ -18,7 +18,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import concurrency, exception
-from novalite.compute import power_state
+from novalite.compute import power_state, task_states
 from novalite.conf import CONF
 from novalite.virt import diagnostics, driver, hardware, imagecache
 from novalite.virt.libvirt import config, imagebackend
@@ -329,6 +329,169 @@ class LibvirtDriver(driver.ComputeDriver):
             diagnostics.add_nic(diags, **values)
         return diags
 
+    # -- snapshots ---------------------------------------------------------------------
+
+    def snapshot(self, context: Any, instance: Any, image_id: str,
+                 update_task_state: Any) -> None:
+        """Copy the root disk with ``qemu-img convert`` (flattened, in the disk's own
+        format) and upload it as the data of Glance image ``image_id``.
+
+        A running guest is paused while its disk is read, so the copy is consistent,
+        and resumed afterwards; a stopped one is read as it is.
+        """
+        guest = self.host.get_guest(instance.uuid)
+        directory = self.instance_dir(instance)
+        root = self._root_disk(directory)
+        update_task_state(task_state=task_states.IMAGE_PENDING_UPLOAD)
+        snapshot_dir = os.path.join(self.instances_path, 'snapshots')
+        os.makedirs(snapshot_dir, exist_ok=True)
+        out_path = os.path.join(snapshot_dir, image_id)
+        paused = guest.get_power_state() == power_state.RUNNING
+        try:
+            if paused:
+                guest.pause()
+            try:
+                disk = self.image_backend.snapshot_disk(root, out_path,
+                                                        force_share=guest.is_active())
+            finally:
+                if paused:
+                    guest.resume()
+            update_task_state(task_state=task_states.IMAGE_UPLOADING,
+                              expected_state=task_states.IMAGE_PENDING_UPLOAD)
+            image_api = self.image_cache.image_api
+            image_api.update(context, image_id, {'disk_format': disk.format,
+                                                 'container_format': 'bare'})
+            image_api.upload(context, image_id, disk.path)
+        finally:
+            if os.path.exists(out_path):
+                os.unlink(out_path)
+        LOG.info('Snapshot %s of instance %s uploaded', image_id, instance.uuid)
+
+    def _root_disk(self, directory: str) -> imagebackend.Disk:
+        """The root disk spawn made, with the format it has."""
+        path = os.path.join(directory, 'disk')
+        if not os.path.exists(path):
+            raise exception.NovaliteException('Instance disk %s does not exist' % path)
+        # As create_root made it; not asked of qemu-img, which a running QEMU locks out.
+        qcow2 = self.image_backend.images_type == 'qcow2' and self.image_backend.qemu_img
+        return imagebackend.Disk(path, 'qcow2' if qcow2 else 'raw')
+
+
+    # -- resize and cold migration (see virt/libvirt/migration.py) ------------------------
+
+    def migrate_disk_and_power_off(self, context: Any, instance: Any, dest: str,
+                                   flavor: Any, network_info: Any = None,
+                                   block_device_info: Any = None, timeout: int = 0,
+                                   retry_interval: int = 0) -> dict:
+        """Stop the guest and set its directory aside as ``<dir>_resize``; the domain
+        stays defined (stopped) here until the resize is confirmed or reverted."""
+        from novalite.virt.libvirt import migration
+        migration.check_disks_fit(instance, flavor)
+        guest = self.host.get_guest(instance.uuid)
+        if not (timeout and self._clean_shutdown(guest, timeout)):
+            guest.poweroff()
+        directory = self.instance_dir(instance)
+        aside = migration.set_aside(directory, guest.xml())
+        LOG.info('Instance %s stopped and its files set aside in %s for %s',
+                 instance.uuid, aside, dest)
+        return {'source_dir': aside, 'old_dir': directory}
+
+    def finish_migration(self, context: Any, migration: Any, instance: Any,
+                         disk_info: dict, network_info: Any, image_meta: Any,
+                         resize_instance: bool, allocations: dict,
+                         block_device_info: Any = None, power_on: bool = True) -> None:
+        """Copy the set-aside files here, grow the disks, define the domain with the
+        instance's (new) flavor and start it when ``power_on``."""
+        from novalite.virt.libvirt import migration as lv_migration
+        directory = self.instance_dir(instance)
+        source_dir = disk_info['source_dir']
+        with open(os.path.join(source_dir, lv_migration.SAVED_XML)) as f:
+            old_xml = f.read()
+        lv_migration.copy_in(source_dir, directory)
+        if resize_instance:
+            lv_migration.grow_disks(directory, instance.flavor,
+                                    None if self.host.is_test else self.image_backend.qemu_img)
+        guest = self.host.define(lv_migration.resized_xml(
+            old_xml, instance.flavor, disk_info['old_dir'], directory))
+        if power_on:
+            guest.launch()
+            self._wait_running(guest)
+        LOG.info('Guest of instance %s defined here with %d MiB and %d vCPUs',
+                 instance.uuid, instance.flavor.memory_mb, instance.flavor.vcpus)
+
+    def confirm_migration(self, context: Any, migration: Any, instance: Any,
+                          network_info: Any = None) -> None:
+        """Remove the set-aside files, and the old domain when the instance moved to
+        another host."""
+        from novalite.virt.libvirt import migration as lv_migration
+        shutil.rmtree(lv_migration.resize_dir(self.instance_dir(instance)),
+                      ignore_errors=True)
+        if migration.source_compute != migration.dest_compute:
+            self.destroy(context, instance, destroy_disks=False)
+
+    def finish_revert_migration(self, context: Any, instance: Any, network_info: Any,
+                                migration: Any, block_device_info: Any = None,
+                                power_on: bool = True) -> None:
+        """Put the set-aside files back and define the old domain again."""
+        from novalite.virt.libvirt import migration as lv_migration
+        guest = self.host.define(lv_migration.restore(self.instance_dir(instance)))
+        if power_on:
+            guest.launch()
+            self._wait_running(guest)
+
+    def live_migration_precheck(self, context: Any, instance: Any, dest: str,
+                                block_migration: bool | None) -> None:
+        """Live migration needs libvirt's migration API between two daemons, which the
+        test driver lacks and novalite does not drive yet."""
+        reason = ('the libvirt test driver has no migration support' if self.host.is_test
+                  else 'novalite does not drive libvirt live migration yet')
+        raise exception.MigrationPreCheckError(reason=reason)
+
+
+    # -- in-place actions (rescue, password, crash dump) ---------------------------------
+
+    def rescue(self, context: Any, instance: Any, network_info: Any, image_meta: Any,
+               rescue_password: str | None, block_device_info: Any = None) -> None:
+        """Boot the rescue image with the root disk second (see ``rescue.py``). The
+        password cannot be injected without a config drive: it is not used."""
+        from novalite.virt.libvirt import rescue
+        rescue.rescue(self, context, instance, image_meta)
+
+    def unrescue(self, context: Any, instance: Any) -> None:
+        from novalite.virt.libvirt import rescue
+        rescue.unrescue(self, instance)
+
+    def set_admin_password(self, instance: Any, new_pass: str) -> None:
+        """Through the QEMU guest agent, which the image must declare
+        (``hw_qemu_guest_agent=yes``), as Nova requires; the user is the image's
+        ``os_admin_user``, else root (Administrator on Windows)."""
+        system_metadata = instance.system_metadata or {}
+        if system_metadata.get('image_hw_qemu_guest_agent', '').lower() not in (
+                'yes', 'true', '1'):
+            raise exception.QemuGuestAgentNotEnabled()
+        user = system_metadata.get('image_os_admin_user') or (
+            'Administrator' if instance.os_type == 'windows' else 'root')
+        guest = self.host.get_guest(instance.uuid)
+        try:
+            guest.set_user_password(user, new_pass)
+        except libvirt.libvirtError as exc:
+            if exc.get_error_code() == libvirt.VIR_ERR_AGENT_UNRESPONSIVE:
+                raise NotImplementedError() from exc
+            raise exception.NovaliteException(
+                'Error from libvirt while setting the password of "%s": [Error Code %s] %s'
+                % (user, exc.get_error_code(), exc.get_error_message())) from exc
+
+    def trigger_crash_dump(self, instance: Any) -> None:
+        """Inject an NMI into the guest."""
+        try:
+            self.host.get_guest(instance.uuid).inject_nmi()
+        except libvirt.libvirtError as exc:
+            code = exc.get_error_code()
+            if code == libvirt.VIR_ERR_NO_SUPPORT:
+                raise exception.TriggerCrashDumpNotSupported() from exc
+            if code == libvirt.VIR_ERR_OPERATION_INVALID:
+                raise exception.InstanceNotRunning(instance_id=instance.uuid) from exc
+            raise
 
 def _warn_if_private(path: str) -> None:
     """Warn when a parent of ``path`` cannot be entered by other users: under

@@ -144,3 +144,15 @@ class Guest:
             stats['nics'].append((mac.get('address') if mac is not None else None,
                                   counters))
         return stats
+
+    def inject_nmi(self) -> None:
+        """Send a non-maskable interrupt (a guest set up for it dumps its kernel)."""
+        self._domain.injectNMI(0)
+
+    def set_user_password(self, user: str, password: str) -> None:
+        """Set a guest user's password through the QEMU guest agent."""
+        self._domain.setUserPassword(user, password, 0)
+
+    def persistent_xml(self) -> str:
+        """The domain's definition, as it boots (not the live state of a running one)."""
+        return self._domain.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)

@@ -11,6 +11,20 @@ import webob.exc
 from novalite import exception
 from novalite.api import validation
 from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute import (
+    admin_actions,
+    admin_password,
+    deferred_delete,
+    evacuate,
+    lock_server,
+    migrate_server,
+    pause_server,
+    rescue,
+    server_rebuild,
+    shelve,
+    suspend_server,
+    trigger_crash_dump,
+)
 from novalite.api.openstack.compute.schemas import server_actions as schema
 from novalite.api.validation import validators
 from novalite.policies import console_output as co_policies
@@ -22,7 +36,10 @@ SERVERS = srv_policies.SERVERS
 # ``actions(controller) -> {body key: (name in 409 messages, body schema, handler)}``;
 # a handler is ``handler(req, instance, body[key])`` and may use
 # ``controller.compute_api``.
-ACTION_MODULES: list[Any] = []
+ACTION_MODULES: list[Any] = [
+    pause_server, suspend_server, lock_server, rescue, admin_actions, admin_password,
+    trigger_crash_dump, deferred_delete, server_rebuild, shelve, migrate_server, evacuate,
+]
 
 # Control characters other than tab and newline would break clients' terminals.
 _CONTROL_CHARS = re.compile('[\x00-\x08\x0B-\x1F]')

@@ -15,6 +15,7 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute import flavors, server_search
 from novalite.api.openstack.compute.schemas import servers as schema
 from novalite.api.openstack.compute.views import servers as views_servers
+from novalite.conf import CONF
 from novalite.policies import servers as srv_policies
 
 SERVERS = srv_policies.SERVERS
@@ -202,6 +203,12 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
         instance = self._get_instance(context, id)
         context.can(SERVERS % 'delete', {'project_id': instance.project_id,
                                          'user_id': instance.user_id})
+        if CONF.reclaim_instance_interval > 0:
+            try:
+                self.compute_api.soft_delete(context, instance)
+                return
+            except exception.InstanceInvalidState:
+                pass  # never ran, or busy: deleted for good, as Nova does
         self.compute_api.delete(context, instance)
 
 

@@ -1,0 +1,21 @@
+"""Schemas of the rescue and unrescue server actions."""
+from __future__ import annotations
+
+rescue = {
+    'type': 'object',
+    'properties': {
+        'rescue': {
+            'type': ['object', 'null'],
+            'properties': {
+                'adminPass': {'type': 'string'},
+                'rescue_image_ref': {'type': 'string'},
+            },
+            'additionalProperties': False,
+        },
+    },
+    'required': ['rescue'],
+    'additionalProperties': False,
+}
+
+unrescue = {'type': 'object', 'properties': {'unrescue': {}}, 'required': ['unrescue'],
+            'additionalProperties': False}

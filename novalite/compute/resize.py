@@ -1,0 +1,274 @@
+"""Resize and cold migration on the compute hosts (Nova's prep_resize, resize_instance,
+finish_resize, confirm_resize, revert_resize and finish_revert_resize).
+
+The conductor has moved the instance's allocation on the source to the migration and
+claimed the destination for the instance. Then: the destination claims
+(``prep_resize``), the source stops the guest and sets its disks aside
+(``resize_instance``), the destination makes the guest with the new flavor
+(``finish_resize``): VERIFY_RESIZE. Confirm frees the source; revert removes the new
+guest and gives the source's allocation back to the instance.
+
+A step that fails undoes the move: the migration ends in ``error``, the allocation goes
+back to the instance on the source, the instance goes back to its state with a fault.
+Each step runs under the instance lock, in ``operation.operation`` (event,
+notifications, fault).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from oslo_log import log as logging
+
+from novalite import exception, notifications
+from novalite.compute import rpcapi as compute_rpcapi
+from novalite.compute import task_states, vm_states
+from novalite.compute.operation import operation
+from novalite.conf import CONF
+
+LOG = logging.getLogger(__name__)
+
+PREP_EVENT = 'compute_prep_resize'
+RESIZE_EVENT = 'compute_resize_instance'
+FINISH_EVENT = 'compute_finish_resize'
+CONFIRM_EVENT = 'compute_confirm_resize'
+REVERT_EVENT = 'compute_revert_resize'
+FINISH_REVERT_EVENT = 'compute_finish_revert_resize'
+OLD_VM_STATE = 'old_vm_state'
+
+
+def _rpcapi() -> Any:
+    return compute_rpcapi.ComputeAPI()
+
+
+def apply_flavor(instance: Any, flavor: Any) -> None:
+    """Make ``flavor`` the instance's flavor, with the columns quota counts."""
+    instance.flavor = flavor
+    instance.instance_type_id = flavor.id
+    instance.memory_mb = flavor.memory_mb
+    instance.vcpus = flavor.vcpus
+    instance.root_gb = flavor.root_gb
+    instance.ephemeral_gb = flavor.ephemeral_gb
+
+
+def _old_vm_state(instance: Any) -> str:
+    return (instance.system_metadata or {}).get(OLD_VM_STATE) or vm_states.ACTIVE
+
+
+def _save_migration(migration: Any, status: str) -> None:
+    migration.status = status
+    migration.save()
+
+
+def undo_move(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+    """After a failed step: migration in error, the source's allocation back to the
+    instance, the instance back on the source with its old flavor. Best effort: each
+    part is tried even if another fails."""
+    try:
+        _save_migration(migration, 'error')
+    except Exception:
+        LOG.exception('Could not mark migration %s in error', migration.uuid)
+    try:
+        mgr.reportclient.move_allocations(context, migration.uuid, instance.uuid,
+                                          target_type='INSTANCE')
+    except Exception:
+        LOG.exception('Could not give the allocation of migration %s back to %s',
+                      migration.uuid, instance.uuid)
+    old = instance.old_flavor if instance.obj_attr_is_set('old_flavor') else None
+    if old is not None and instance.flavor.id != old.id:
+        apply_flavor(instance, old)
+    instance.old_flavor = None
+    instance.new_flavor = None
+    instance.host = migration.source_compute
+    instance.node = migration.source_node
+    instance.system_metadata = {k: v for k, v in (instance.system_metadata or {}).items()
+                                if k != OLD_VM_STATE}
+
+
+# -- destination: claim ----------------------------------------------------------------
+
+def prep_resize(mgr: Any, context: Any, instance: Any, flavor: Any, migration: Any,
+                node: str, clean_shutdown: bool) -> None:
+    with operation(mgr, context, instance, PREP_EVENT, instance.vm_state, 'resize_prep'):
+        try:
+            mgr.rt.move_claim(context, instance, flavor, migration, node)
+            migration.dest_compute = mgr.host
+            migration.dest_node = node
+            migration.dest_host = CONF.my_ip
+            migration.save()
+            instance.old_flavor = instance.flavor
+            instance.new_flavor = flavor
+            instance.system_metadata = dict(instance.system_metadata or {},
+                                            **{OLD_VM_STATE: instance.vm_state})
+            instance.save(expected_task_state=task_states.RESIZE_PREP)
+            _rpcapi().resize_instance(context, instance, migration, flavor, clean_shutdown)
+        except Exception:
+            mgr.rt.drop_move_claim(context, migration.uuid)
+            undo_move(mgr, context, instance, migration)
+            raise
+    LOG.info('Resize of %s claimed on %s', instance.uuid, mgr.host)
+
+
+# -- source: stop and hand over ----------------------------------------------------------
+
+def resize_instance(mgr: Any, context: Any, instance: Any, migration: Any, flavor: Any,
+                    clean_shutdown: bool) -> None:
+    old_vm_state = _old_vm_state(instance)
+    with operation(mgr, context, instance, RESIZE_EVENT, instance.vm_state, 'resize'):
+        disk_info = None
+        try:
+            _save_migration(migration, 'migrating')
+            instance.task_state = task_states.RESIZE_MIGRATING
+            instance.save(expected_task_state=task_states.RESIZE_PREP)
+            timeout = CONF.shutdown_timeout if clean_shutdown else 0
+            disk_info = mgr.driver.migrate_disk_and_power_off(
+                context, instance, migration.dest_compute, flavor, timeout=timeout)
+            _save_migration(migration, 'post-migrating')
+            instance.host = migration.dest_compute
+            instance.node = migration.dest_node
+            instance.task_state = task_states.RESIZE_MIGRATED
+            instance.save(expected_task_state=task_states.RESIZE_MIGRATING)
+            _rpcapi().finish_resize(context, instance, migration, disk_info)
+        except Exception:
+            undo_move(mgr, context, instance, migration)
+            if disk_info is not None:
+                # The disks were set aside: put them back and start the guest again.
+                _restore_source_guest(mgr, context, instance, migration, old_vm_state)
+            raise
+
+
+def _restore_source_guest(mgr: Any, context: Any, instance: Any, migration: Any,
+                          old_vm_state: str) -> None:
+    try:
+        mgr.driver.finish_revert_migration(context, instance, None, migration,
+                                           power_on=old_vm_state != vm_states.STOPPED)
+    except Exception:
+        LOG.exception('Could not restore the guest of %s on %s', instance.uuid, mgr.host)
+
+
+# -- destination: make the new guest -----------------------------------------------------
+
+def finish_resize(mgr: Any, context: Any, instance: Any, migration: Any,
+                  disk_info: dict) -> None:
+    """On failure the instance ends in ERROR (as in Nova): its disks may be half
+    copied; the source's allocation is freed, the destination's stays with it."""
+    old_vm_state = _old_vm_state(instance)
+    with operation(mgr, context, instance, FINISH_EVENT, vm_states.ERROR, 'resize_finish'):
+        try:
+            old, new = instance.flavor, instance.new_flavor
+            instance.task_state = task_states.RESIZE_FINISH
+            apply_flavor(instance, new)
+            instance.save(expected_task_state=task_states.RESIZE_MIGRATED)
+            allocations = mgr.reportclient.get_allocations_for_consumer(context,
+                                                                        instance.uuid)
+            mgr.driver.finish_migration(
+                context, migration, instance, disk_info, None, None,
+                resize_instance=old.id != new.id, allocations=allocations,
+                power_on=old_vm_state != vm_states.STOPPED)
+            _save_migration(migration, 'finished')
+            instance.power_state = mgr.driver.get_info(instance).state
+            instance.vm_state = vm_states.RESIZED
+            instance.task_state = None
+            instance.save(expected_task_state=task_states.RESIZE_FINISH)
+        except Exception:
+            _fail_finish(mgr, context, instance, migration)
+            raise
+    LOG.info('Instance %s resized on %s; waiting for confirm or revert', instance.uuid,
+             mgr.host)
+
+
+def _fail_finish(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+    try:
+        _save_migration(migration, 'error')
+        mgr.reportclient.delete_allocation_for_instance(context, migration.uuid)
+    except Exception:
+        LOG.exception('Could not clean up migration %s', migration.uuid)
+
+
+# -- confirm (source) --------------------------------------------------------------------
+
+def confirm_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+    """Remove the old guest and disks, free the source's allocation."""
+    with operation(mgr, context, instance, CONFIRM_EVENT, instance.vm_state,
+                   'resize_confirm'):
+        mgr.driver.confirm_migration(context, migration, instance)
+        mgr.reportclient.delete_allocation_for_instance(context, migration.uuid)
+        mgr.rt.drop_move_claim(context, migration.uuid)
+        _save_migration(migration, 'confirmed')
+        stopped = _old_vm_state(instance) == vm_states.STOPPED
+        instance.old_flavor = None
+        instance.new_flavor = None
+        instance.system_metadata = {k: v for k, v in (instance.system_metadata or {}).items()
+                                    if k != OLD_VM_STATE}
+        instance.vm_state = vm_states.STOPPED if stopped else vm_states.ACTIVE
+        instance.task_state = None
+        instance.save(expected_task_state=[None, task_states.RESIZE_CONFIRMING])
+    LOG.info('Resize of %s confirmed', instance.uuid)
+
+
+# -- revert (destination, then source) ---------------------------------------------------
+
+def revert_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+    """Remove the new guest here, then let the source bring the old one back."""
+    notifications.notify_about_instance_action(context, instance, mgr.host,
+                                               'resize_revert', notifications.START)
+    with operation(mgr, context, instance, REVERT_EVENT, vm_states.ERROR):
+        mgr.driver.destroy(context, instance, destroy_disks=True)
+        mgr.rt.drop_move_claim(context, migration.uuid)
+        if migration.source_compute != mgr.host:
+            mgr.rt.drop_move_claim(context, instance.uuid)
+        _save_migration(migration, 'reverted')
+        _rpcapi().finish_revert_resize(context, instance, migration)
+
+
+def finish_revert_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+    """The old flavor, host, allocation and guest back, in the state it had."""
+    old_vm_state = _old_vm_state(instance)
+    with operation(mgr, context, instance, FINISH_REVERT_EVENT, vm_states.ERROR):
+        apply_flavor(instance, instance.old_flavor)
+        instance.old_flavor = None
+        instance.new_flavor = None
+        instance.host = migration.source_compute
+        instance.node = migration.source_node
+        instance.system_metadata = {k: v for k, v in (instance.system_metadata or {}).items()
+                                    if k != OLD_VM_STATE}
+        instance.save(expected_task_state=task_states.RESIZE_REVERTING)
+        mgr.reportclient.move_allocations(context, migration.uuid, instance.uuid,
+                                          target_type='INSTANCE')
+        mgr.driver.finish_revert_migration(context, instance, None, migration,
+                                           power_on=old_vm_state != vm_states.STOPPED)
+        instance.power_state = mgr.driver.get_info(instance).state
+        instance.vm_state = old_vm_state
+        instance.task_state = None
+        instance.save(expected_task_state=task_states.RESIZE_REVERTING)
+        notifications.notify_about_instance_action(context, instance, mgr.host,
+                                                   'resize_revert', notifications.END)
+    LOG.info('Resize of %s reverted', instance.uuid)
+
+
+# -- automatic confirm (destination's periodic task) ---------------------------------------
+
+def confirm_unconfirmed_resizes(mgr: Any, context: Any, window: int) -> int:
+    """Confirm the resizes to this host left in VERIFY_RESIZE longer than ``window``
+    seconds, as their owner would. :returns: how many were confirmed"""
+    from novalite import objects
+    from novalite.compute import instance_actions
+    count = 0
+    for migration in objects.MigrationList.get_unconfirmed_by_dest_compute(
+            context, window, mgr.host):
+        try:
+            instance = objects.Instance.get_by_uuid(context, migration.instance_uuid)
+        except exception.InstanceNotFound:
+            _save_migration(migration, 'error')
+            continue
+        if instance.vm_state != vm_states.RESIZED or instance.task_state is not None:
+            LOG.info('Not confirming the resize of %s: it is %s/%s', instance.uuid,
+                     instance.vm_state, instance.task_state)
+            continue
+        LOG.info('Confirming the resize of %s after %ds', instance.uuid, window)
+        objects.InstanceAction.action_start(context, instance.uuid,
+                                            instance_actions.CONFIRM_RESIZE,
+                                            want_result=False)
+        _save_migration(migration, 'confirming')
+        _rpcapi().confirm_resize(context, instance, migration)
+        count += 1
+    return count

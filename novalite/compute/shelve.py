@@ -1,0 +1,208 @@
+"""Shelving on this host: shelve, shelve offload, unshelve, and the periodic offload.
+
+Shelve powers the guest off and snapshots it to the image ``<name>-shelved`` the API
+created; the server is SHELVED and keeps its host and allocation. Offload destroys the
+guest and its disks, frees the host and deletes the allocation in Placement: the server
+is SHELVED_OFFLOADED, on no host. Unshelve spawns it again from the shelved image on
+the host the conductor chose (or just powers it on where it is, if never offloaded)
+and deletes that image. Called with the instance lock held.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from novalite import exception, notifications, objects
+from novalite.compute import (
+    instance_actions,
+    power_state,
+    snapshot,
+    task_states,
+    vm_states,
+)
+from novalite.compute.operation import operation, revert
+from novalite.conf import CONF
+
+LOG = logging.getLogger(__name__)
+
+SHELVE_EVENT = 'compute_shelve_instance'
+OFFLOAD_EVENT = 'compute_shelve_offload_instance'
+UNSHELVE_EVENT = 'compute_unshelve_instance'
+SHELVED_KEYS = ('shelved_at', 'shelved_image_id', 'shelved_host')
+# The driver's snapshot states, as a shelve shows them.
+_SHELVING_NAMES = {task_states.IMAGE_PENDING_UPLOAD: task_states.SHELVING_IMAGE_PENDING_UPLOAD,
+                   task_states.IMAGE_UPLOADING: task_states.SHELVING_IMAGE_UPLOADING}
+
+
+def shelve_instance(mgr: Any, context: Any, instance: Any, image_id: str,
+                    clean_shutdown: bool = True) -> None:
+    """Power off, snapshot to ``image_id``, SHELVED; offload at once when
+    ``[DEFAULT] shelved_offload_time`` is 0."""
+    with operation(mgr, context, instance, SHELVE_EVENT, instance.vm_state, 'shelve'):
+        instance.system_metadata = dict(
+            instance.system_metadata or {},
+            shelved_at=timeutils.utcnow(with_timezone=True).isoformat(),
+            shelved_image_id=image_id, shelved_host=mgr.host)
+        instance.save()
+        try:
+            _power_off(mgr, instance, clean_shutdown)
+        except Exception:
+            snapshot.delete_image_quietly(mgr, context, image_id)
+            raise
+        snapshot.capture(mgr, context, instance, image_id, _SHELVING_NAMES)
+        offload_now = CONF.shelved_offload_time == 0
+        instance.power_state = mgr.driver.get_info(instance).state
+        instance.vm_state = vm_states.SHELVED
+        instance.task_state = task_states.SHELVING_OFFLOADING if offload_now else None
+        instance.save(expected_task_state=[task_states.SHELVING,
+                                           task_states.SHELVING_IMAGE_UPLOADING])
+        LOG.info('Instance %s shelved to image %s', instance.uuid, image_id)
+    if instance.vm_state == vm_states.SHELVED and \
+            instance.task_state == task_states.SHELVING_OFFLOADING:
+        notifications.notify_about_instance_action(context, instance, mgr.host,
+                                                   'shelve_offload', notifications.START)
+        try:
+            offload(mgr, context, instance, clean_shutdown=False)
+        except Exception as exc:
+            LOG.exception('Offloading the shelved instance %s failed', instance.uuid)
+            _revert_offload(mgr, context, instance, exc)
+            return
+        notifications.notify_about_instance_action(context, instance, mgr.host,
+                                                   'shelve_offload', notifications.END)
+
+
+def shelve_offload_instance(mgr: Any, context: Any, instance: Any,
+                            clean_shutdown: bool = True) -> None:
+    """shelveOffload (or the periodic task) of a SHELVED instance."""
+    with operation(mgr, context, instance, OFFLOAD_EVENT, vm_states.SHELVED,
+                   'shelve_offload'):
+        offload(mgr, context, instance, clean_shutdown)
+
+
+def offload(mgr: Any, context: Any, instance: Any, clean_shutdown: bool) -> None:
+    """Destroy the guest and its disks, leave the host, free the allocation."""
+    if mgr.driver.instance_exists(instance):
+        _power_off(mgr, instance, clean_shutdown)
+    mgr.driver.destroy(context, instance)
+    mgr.network_api.deallocate_for_instance(context, instance)
+    mgr.rt.free_instance(context, instance)
+    instance.power_state = power_state.NOSTATE
+    instance.host = None
+    instance.node = None
+    instance.compute_id = None
+    instance.vm_state = vm_states.SHELVED_OFFLOADED
+    instance.task_state = None
+    instance.save(expected_task_state=[task_states.SHELVING,
+                                       task_states.SHELVING_OFFLOADING])
+    # After the save, as Nova: a crash in between leaves an allocation for the heal
+    # task, never an instance on a host that holds nothing for it.
+    mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
+    LOG.info('Shelved instance %s offloaded from %s', instance.uuid, mgr.host)
+
+
+def _revert_offload(mgr: Any, context: Any, instance: Any, exc: BaseException) -> None:
+    revert(mgr, context, instance, vm_states.SHELVED, exc)
+    notifications.notify_about_instance_action(context, instance, mgr.host,
+                                               'shelve_offload', notifications.ERROR,
+                                               exception=exc)
+
+
+def _power_off(mgr: Any, instance: Any, clean_shutdown: bool) -> None:
+    try:
+        state = mgr.driver.get_info(instance).state
+    except exception.InstanceNotFound:
+        return
+    if state in (power_state.SHUTDOWN, power_state.CRASHED):
+        return
+    mgr.driver.power_off(instance, timeout=CONF.shutdown_timeout if clean_shutdown else 0)
+
+
+def unshelve_instance(mgr: Any, context: Any, instance: Any, image: dict | None,
+                      node: str | None = None) -> None:
+    """Spawn a SHELVED_OFFLOADED instance here from its shelved image (``image``), or
+    power a SHELVED one on where it is; the shelved image is deleted either way."""
+    with operation(mgr, context, instance, UNSHELVE_EVENT, instance.vm_state, 'unshelve'):
+        if instance.vm_state == vm_states.SHELVED:
+            instance.task_state = task_states.SPAWNING
+            instance.save(expected_task_state=[task_states.UNSHELVING])
+            mgr.driver.power_on(context, instance)
+        else:
+            _spawn(mgr, context, instance, image or {}, node or mgr.host)
+        image_id = (instance.system_metadata or {}).get('shelved_image_id')
+        if image_id:
+            snapshot.delete_image_quietly(mgr, context, image_id)
+        instance.system_metadata = {k: v for k, v in (instance.system_metadata or {}).items()
+                                    if k not in SHELVED_KEYS}
+        instance.power_state = mgr.driver.get_info(instance).state
+        instance.vm_state = vm_states.ACTIVE
+        instance.task_state = None
+        instance.launched_at = timeutils.utcnow(with_timezone=True)
+        instance.save(expected_task_state=[task_states.SPAWNING])
+        LOG.info('Instance %s unshelved on %s', instance.uuid, mgr.host)
+
+
+def _spawn(mgr: Any, context: Any, instance: Any, image: dict, node: str) -> None:
+    """Claim here and spawn; on failure nothing stays: no guest, no claim, no
+    allocation, no host (the instance goes back to SHELVED_OFFLOADED)."""
+    instance.task_state = task_states.SPAWNING
+    instance.save(expected_task_state=[task_states.UNSHELVING])
+    try:
+        mgr.rt.instance_claim(context, instance, node)
+        allocations = mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
+        network_info = mgr.network_api.allocate_for_instance(context, instance, None)
+        image_meta = objects.ImageMeta.from_dict(image) if image else None
+        mgr.driver.spawn(context, instance, image_meta, [], None, allocations,
+                         network_info=network_info)
+    except Exception:
+        _undo_spawn(mgr, context, instance, node)
+        raise
+
+
+def _undo_spawn(mgr: Any, context: Any, instance: Any, node: str) -> None:
+    try:
+        mgr.driver.destroy(context, instance)
+    except Exception:
+        LOG.exception('Could not destroy the guest of %s', instance.uuid)
+    mgr.network_api.deallocate_for_instance(context, instance)
+    mgr.rt.abort_instance_claim(context, instance, node)
+    try:
+        mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
+    except Exception:
+        LOG.exception('Could not delete the allocations of %s', instance.uuid)
+    instance.host = None
+    instance.node = None
+    instance.compute_id = None
+
+
+def offload_expired(mgr: Any, context: Any) -> None:
+    """The periodic task: offload this host's SHELVED instances shelved longer than
+    ``[DEFAULT] shelved_offload_time`` seconds (never when it is negative)."""
+    if CONF.shelved_offload_time <= 0:
+        return
+    now = timeutils.utcnow(with_timezone=True)
+    for instance in objects.InstanceList.get_by_host(context, mgr.host):
+        if instance.vm_state != vm_states.SHELVED or instance.task_state is not None:
+            continue
+        shelved_at = (instance.system_metadata or {}).get('shelved_at')
+        if not shelved_at:
+            continue
+        age = (now - timeutils.parse_isotime(shelved_at)).total_seconds()
+        if age < CONF.shelved_offload_time:
+            continue
+        lock = mgr.instance_lock(instance.uuid)
+        if not lock.acquire(blocking=False):
+            continue  # something is being done to it; the next run looks again
+        try:
+            instance.task_state = task_states.SHELVING_OFFLOADING
+            try:
+                instance.save(expected_task_state=[None])
+            except exception.UnexpectedTaskStateError:
+                continue
+            objects.InstanceAction.action_start(context, instance.uuid,
+                                                instance_actions.SHELVE_OFFLOAD,
+                                                want_result=False)
+            shelve_offload_instance(mgr, context, instance, clean_shutdown=False)
+        finally:
+            lock.release()
