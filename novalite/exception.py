@@ -268,6 +268,10 @@ class ServiceUnavailable(NovaliteException):
     code = 503
 
 
+class ComputeServiceUnavailable(ServiceUnavailable):
+    msg_fmt = 'Compute service of %(host)s is unavailable at this time.'
+
+
 class DBNotAllowed(NovaliteException):
     msg_fmt = '%(binary)s attempted direct database access which is not allowed by policy'
 

@@ -170,6 +170,10 @@ class ComputeManager(manager.Manager):
     def get_instance_diagnostics(self, context: Any, instance: Any) -> dict:
         return diagnostics.get_instance_diagnostics(self, context, instance)
 
+    def get_host_uptime(self, context: Any) -> str:
+        """The host's ``uptime`` line (NotImplementedError from a driver that cannot)."""
+        return self.driver.get_host_uptime()
+
     def external_instance_event(self, context: Any, instances: list, events: list) -> None:
         """Handle each event off the RPC worker, under its instance's lock."""
         by_uuid = {instance.uuid: instance for instance in instances}

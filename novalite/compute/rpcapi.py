@@ -8,6 +8,8 @@ import oslo_messaging as messaging
 from novalite import rpc
 
 RPC_TOPIC = 'compute'
+# Seconds a host has to tell its uptime (the API asks for each hypervisor it shows).
+UPTIME_TIMEOUT = 10
 
 
 class ComputeAPI:
@@ -80,6 +82,11 @@ class ComputeAPI:
         """:returns: the guest's diagnostics in the standard format (API 2.48)"""
         return self._client(context, instance.host, '1.2').call(
             context, 'get_instance_diagnostics', instance=instance)
+
+    def get_host_uptime(self, context: Any, host: str) -> str:
+        """:returns: the host's ``uptime`` line (1.3)"""
+        return self._client(context, host, '1.3').prepare(timeout=UPTIME_TIMEOUT).call(
+            context, 'get_host_uptime')
 
     def external_instance_event(self, context: Any, instances: list, events: list,
                                 host: str) -> None:

@@ -158,6 +158,13 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
+    def get_host_uptime(self) -> str:
+        """The hypervisor host's uptime and load, as the ``uptime`` command prints them.
+
+        :raises NotImplementedError: the driver cannot tell (the API answers 501)
+        """
+        raise NotImplementedError()
+
     def get_instance_diagnostics(self, instance: Any) -> dict[str, Any]:
         """Diagnostics of a running guest in the standard format (API 2.48).
 

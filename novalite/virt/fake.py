@@ -57,6 +57,9 @@ class FakeDriver(driver.ComputeDriver):
             'supported_instances': [['x86_64', 'fake', 'hvm']],
         }
 
+    def get_host_uptime(self) -> str:
+        return hardware.host_uptime()
+
     def list_instance_uuids(self) -> list[str]:
         with self._lock:
             return list(self._instances)

@@ -140,6 +140,11 @@ class LibvirtDriver(driver.ComputeDriver):
 
     # -- instances -----------------------------------------------------------------------
 
+    def get_host_uptime(self) -> str:
+        """The uptime of the machine libvirtd runs on (this one: the driver talks to
+        the local libvirtd, or to a simulated host of the test driver)."""
+        return hardware.host_uptime()
+
     def list_instance_uuids(self) -> list[str]:
         return [guest.uuid for guest in self.host.list_guests()]
 

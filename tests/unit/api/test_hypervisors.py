@@ -9,6 +9,7 @@ from oslo_utils import timeutils
 from novalite import context as nl_context
 from novalite import objects
 from novalite.api.openstack import loader
+from novalite.compute import rpcapi as compute_rpcapi
 from novalite.conf import CONF
 from tests.unit.api.cloud import ADMIN, Cloud
 from tests.unit.api.conftest import call
@@ -20,7 +21,11 @@ def cloud(api_db, tmp_path):
 
 
 @pytest.fixture
-def app(api_db, noauth2):
+def app(api_db, noauth2, monkeypatch):
+    # No compute host answers here: each test that needs one says what it answers.
+    def no_uptime(self_, context, host):
+        raise NotImplementedError()
+    monkeypatch.setattr(compute_rpcapi.ComputeAPI, 'get_host_uptime', no_uptime)
     return loader.load_app()
 
 
@@ -139,8 +144,31 @@ class TestOne:
         assert (stats['vcpus'], stats['memory_mb'], stats['running_vms']) == (24, 49152, 3)
         assert _get(app, '/statistics', version='2.88').status_int == 404
 
-    def test_uptime(self, app, cloud, hosts):
+    def test_uptime(self, app, cloud, hosts, monkeypatch):
+        asked = []
+
+        def uptime(self_, context, host):
+            asked.append(host)
+            if host == 'other':
+                raise NotImplementedError()
+            return ' 10:00:00 up 1 day,  2:00,  1 user,  load average: 0.10, 0.20, 0.30'
+        monkeypatch.setattr(compute_rpcapi.ComputeAPI, 'get_host_uptime', uptime)
         node = cloud.nodes['cmp1']
-        assert _get(app, '/%s/uptime' % node.id).status_int == 501
+        body = _get(app, '/%s/uptime' % node.id).json['hypervisor']
+        assert body['uptime'].startswith(' 10:00:00 up 1 day')
+        assert body['hypervisor_hostname'] == 'cmp1.local'
+        # (ids repeat across cells before 2.53: those two are looked up by uuid)
+        assert _get(app, '/%s/uptime' % cloud.nodes['other'].uuid,
+                    version='2.53').status_int == 501
+        down = _get(app, '/%s/uptime' % cloud.nodes['cmp2'].uuid, version='2.53')
+        assert down.status_int == 400
+        assert 'Compute service of cmp2 is unavailable' in down.json['badRequest']['message']
         assert _get(app, '/424242/uptime').status_int == 404
         assert _get(app, '/%s/uptime' % node.uuid, version='2.88').status_int == 404
+        # 2.88 shows it in the detailed views; None where the host cannot tell.
+        shown = _get(app, '/%s' % node.uuid, version='2.88').json['hypervisor']
+        assert shown['uptime'].startswith(' 10:00:00 up')
+        detail = {h['hypervisor_hostname']: h['uptime']
+                  for h in _get(app, '/detail', version='2.88').json['hypervisors']}
+        assert detail['other.local'] is None and detail['cmp2.local'] is None
+        assert 'cmp2' not in asked  # a down host is not asked

@@ -3,23 +3,27 @@
 Ids are the nodes' database ids until 2.52 and their uuids from 2.53 (the same holds
 for the embedded service). 2.53 replaces the ``/search`` and ``/servers`` sub-resources
 with the ``hypervisor_hostname_pattern`` and ``with_servers`` query parameters; 2.88
-drops the usage fields, ``/statistics`` and ``/uptime`` (Placement is where usage is).
+drops the usage fields, ``/statistics`` and ``/uptime`` (Placement is where usage is) and
+shows the host's uptime in every detailed view instead (asked of the host, None when it
+cannot tell).
 """
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import oslo_messaging as messaging
 import webob.exc
 from oslo_utils import strutils, uuidutils
 
 from novalite import context as nl_context
-from novalite import objects
+from novalite import exception, objects
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import hypervisors as schema
 from novalite.api.openstack.compute.views import hypervisors as view
 from novalite.availability_zones import COMPUTE_BINARY
+from novalite.compute import rpcapi as compute_rpcapi
 from novalite.policies import hypervisors as hv_policies
 from novalite.servicegroup import api as servicegroup
 
@@ -52,9 +56,30 @@ def _no_match(pattern: str) -> webob.exc.HTTPNotFound:
 
 class HypervisorsController(wsgi.Controller):
 
-    def __init__(self, servicegroup_api: Any = None) -> None:
+    def __init__(self, servicegroup_api: Any = None, compute_rpcapi_: Any = None) -> None:
         super().__init__()
         self._servicegroup = servicegroup_api or servicegroup.API()
+        self._compute_rpcapi = compute_rpcapi_
+
+    def _host_uptime(self, context: Any, item: Node) -> str:
+        """The host's uptime line.
+
+        :raises ComputeServiceUnavailable: its compute service is down
+        :raises NotImplementedError: its driver cannot tell
+        """
+        if not self._servicegroup.service_is_up(item.service):
+            raise exception.ComputeServiceUnavailable(host=item.node.host)
+        if self._compute_rpcapi is None:
+            self._compute_rpcapi = compute_rpcapi.ComputeAPI()
+        with nl_context.target_cell(context, item.cell) as cctxt:
+            return self._compute_rpcapi.get_host_uptime(cctxt, item.node.host)
+
+    def _uptime_or_none(self, req: Any, item: Node) -> str | None:
+        try:
+            return self._host_uptime(req.context, item)
+        except (NotImplementedError, exception.ComputeServiceUnavailable,
+                messaging.MessagingTimeout):
+            return None
 
     # -- reading the cells ---------------------------------------------------------
 
@@ -80,9 +105,12 @@ class HypervisorsController(wsgi.Controller):
     def _view(self, req: Any, item: Node, detail: bool = False,
               with_servers: bool = False) -> dict:
         servers = self._servers(req.context, item) if with_servers else None
+        uptime = self._uptime_or_none(req, item) if detail and avr.is_supported(
+            req, '2.88') else None
         return view.hypervisor(req, item.node, item.service,
                                self._servicegroup.service_is_up(item.service),
-                               detail=detail, servers=servers, with_servers=with_servers)
+                               detail=detail, servers=servers, with_servers=with_servers,
+                               uptime=uptime)
 
     # -- lists ---------------------------------------------------------------------
 
@@ -165,10 +193,18 @@ class HypervisorsController(wsgi.Controller):
     @wsgi.api_version('2.1', '2.87')
     def uptime(self, req: wsgi.Request, id: str) -> dict:
         req.context.can(hv_policies.BASE % 'uptime', {})
-        self._find(req, id)
-        # The compute RPC API has no host uptime call yet.
-        raise webob.exc.HTTPNotImplemented(
-            explanation='Virt driver does not implement host uptime function.')
+        item = self._find(req, id)
+        try:
+            uptime = self._host_uptime(req.context, item)
+        except NotImplementedError as exc:
+            raise webob.exc.HTTPNotImplemented(
+                explanation='The requested functionality is not supported.') from exc
+        except exception.ComputeServiceUnavailable as exc:
+            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+        body = view.hypervisor(req, item.node, item.service,
+                               self._servicegroup.service_is_up(item.service))
+        body['uptime'] = uptime
+        return {'hypervisor': body}
 
     @validation.no_body
     @wsgi.api_version('2.1', '2.87')
