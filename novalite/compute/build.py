@@ -48,13 +48,13 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
         _build(mgr, context, instance, req)
     except _Deleted:
         LOG.info('Instance %s was deleted during its build; cleaning up', instance.uuid)
-        _cleanup(mgr, context, instance, req.node)
+        cleanup(mgr, context, instance, req.node)
         return
     except Exception as exc:
         message, trace = objects.InstanceActionEvent.format_error(exc)
         objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT,
                                                  exc_val=message, exc_tb=trace, host=mgr.host)
-        _cleanup(mgr, context, instance, req.node)
+        cleanup(mgr, context, instance, req.node)
         mgr.rt.build_failed(context, req.node)
         notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
                                                    notifications.ERROR, exception=exc)
@@ -120,7 +120,7 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
 
 
-def _cleanup(mgr: Any, context: Any, instance: Any, nodename: str) -> None:
+def cleanup(mgr: Any, context: Any, instance: Any, nodename: str) -> None:
     """Remove what a failed or abandoned build left on this host and in Placement."""
     try:
         mgr.driver.destroy(context, instance)
@@ -208,7 +208,7 @@ def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
             continue  # a build is still running; it ends on its own
         try:
             LOG.warning('Build of %s timed out after %ds', instance.uuid, timeout)
-            _cleanup(mgr, context, instance, instance.node or mgr.host)
+            cleanup(mgr, context, instance, instance.node or mgr.host)
             _error(mgr, context, instance, exception.BuildAbortException(
                 instance_uuid=instance.uuid,
                 reason='the build did not finish within %d seconds' % timeout))
@@ -226,7 +226,7 @@ def recover_interrupted_builds(mgr: Any, context: Any) -> None:
             terminate_instance(mgr, context, instance)
         elif instance.vm_state == vm_states.BUILDING:
             LOG.warning('Instance %s was building when this service stopped', instance.uuid)
-            _cleanup(mgr, context, instance, instance.node or mgr.host)
+            cleanup(mgr, context, instance, instance.node or mgr.host)
             _error(mgr, context, instance, exception.BuildAbortException(
                 instance_uuid=instance.uuid,
                 reason='the compute service on %s restarted during the build' % mgr.host))

@@ -16,6 +16,7 @@ from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects
 from novalite.compute import (
+    build,
     instance_actions,
     power_state,
     snapshot,
@@ -161,16 +162,7 @@ def _spawn(mgr: Any, context: Any, instance: Any, image: dict, node: str) -> Non
 
 
 def _undo_spawn(mgr: Any, context: Any, instance: Any, node: str) -> None:
-    try:
-        mgr.driver.destroy(context, instance)
-    except Exception:
-        LOG.exception('Could not destroy the guest of %s', instance.uuid)
-    mgr.network_api.deallocate_for_instance(context, instance)
-    mgr.rt.abort_instance_claim(context, instance, node)
-    try:
-        mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
-    except Exception:
-        LOG.exception('Could not delete the allocations of %s', instance.uuid)
+    build.cleanup(mgr, context, instance, node)
     instance.host = None
     instance.node = None
     instance.compute_id = None

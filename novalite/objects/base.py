@@ -106,6 +106,18 @@ class NovalitePersistentObject:
         obj.obj_reset_changes()
         return obj
 
+    def _insert_in_cell(self, model: Any, values: dict, skip: tuple = ()) -> None:
+        """Insert ``values`` as a new ``model`` row of the context's cell and take back
+        what the database filled in (id, timestamps); the object has no changes after."""
+        from novalite.db import engine
+        with engine.cell_writer(self._context) as session:
+            row = model(**values)
+            session.add(row)
+            session.flush()
+            self._set_from_db(self, row, skip=('deleted',) + skip)
+        self.deleted = False
+        self.obj_reset_changes()
+
 
 class NovaliteTimestampObject:
     """Timestamps of rows in the API database."""

@@ -90,15 +90,10 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
     def create(self) -> None:
         values = self._values()
         values.setdefault('uuid', uuidutils.generate_uuid())
-        with engine.cell_writer(self._context) as session:
-            row = models.ComputeNode(**values)
-            session.add(row)
-            session.flush()
-            self._set_from_db(self, row, skip=('deleted',) + _JSON_FIELDS)
+        self._insert_in_cell(models.ComputeNode, values, skip=_JSON_FIELDS)
         for name in _JSON_FIELDS:
             if not self.obj_attr_is_set(name):
                 setattr(self, name, None)
-        self.deleted = False
         self.obj_reset_changes()
 
     @base.remotable

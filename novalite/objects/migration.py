@@ -99,13 +99,7 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
     def create(self) -> None:
         values = self._values()
         values.setdefault('uuid', uuidutils.generate_uuid())
-        with engine.cell_writer(self._context) as session:
-            row = models.Migration(**values)
-            session.add(row)
-            session.flush()
-            self._set_from_db(self, row, skip=('deleted',))
-        self.deleted = False
-        self.obj_reset_changes()
+        self._insert_in_cell(models.Migration, values)
 
     @base.remotable
     def save(self) -> None:

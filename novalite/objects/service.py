@@ -55,13 +55,7 @@ class Service(base.NovalitePersistentObject, base.NovaliteObject):
         values.setdefault('uuid', uuidutils.generate_uuid())
         values.setdefault('version', SERVICE_VERSION)
         values.pop('deleted', None)
-        with engine.cell_writer(self._context) as session:
-            row = models.Service(**values)
-            session.add(row)
-            session.flush()
-            self._set_from_db(self, row, skip=('deleted',))
-        self.deleted = False
-        self.obj_reset_changes()
+        self._insert_in_cell(models.Service, values)
 
     @base.remotable
     def save(self) -> None:

@@ -2,8 +2,10 @@
 files), and the small steps the libvirt and scheduling tests share."""
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 
 from novalite.allinone import stack as allinone_stack
 from novalite.virt.libvirt import driver as libvirt_driver
@@ -85,6 +87,19 @@ class LibvirtStack(functional_stack.Stack):
             assert self.request('DELETE', '/servers/%s' % server_id).status_code == 204
         for server_id in server_ids:
             self.wait_for_deleted(server_id)
+
+
+@contextlib.contextmanager
+def running(tmp_path_factory, name: str, hosts: dict[str, int],
+            overrides: dict | None = None) -> Iterator[LibvirtStack]:
+    """A started LibvirtStack in a fresh temporary folder, stopped at the end (what a
+    module-scoped ``stack`` fixture yields)."""
+    stack = LibvirtStack(str(tmp_path_factory.mktemp(name)), hosts, overrides=overrides)
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
 
 
 def boot_id(stack: LibvirtStack, flavor: dict, name: str = 'vm', **extra) -> str:

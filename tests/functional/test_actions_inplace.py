@@ -6,16 +6,15 @@ from __future__ import annotations
 import os
 import time
 
-import oslo_messaging as messaging
 import pytest
 from oslo_messaging.notify import _impl_test
 
 from novalite import context as nl_context
-from novalite import exception, rpc
+from novalite import exception
 from novalite.compute import deferred_delete, power_state
 from novalite.conf import CONF
 from novalite.objects import base as obj_base
-from tests.functional import libvirt_stack
+from tests.functional import libvirt_stack, notifier
 
 OWNER = 'alice:proj-a'
 ADMIN = 'admin:admin'
@@ -26,12 +25,8 @@ USED = {'VCPU': 1, 'MEMORY_MB': 128, 'DISK_GB': 1}
 
 @pytest.fixture(scope='module')
 def stack(tmp_path_factory):
-    stack = libvirt_stack.LibvirtStack(str(tmp_path_factory.mktemp('inplace')), HOSTS)
-    stack.start()
-    try:
+    with libvirt_stack.running(tmp_path_factory, 'inplace', HOSTS) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture(scope='module')
@@ -418,16 +413,8 @@ def test_a_locked_soft_deleted_server(stack, server, reclaim):
 
 @pytest.fixture
 def notified():
-    real = rpc.NOTIFIER
-    rpc.NOTIFIER = messaging.Notifier(rpc.NOTIFICATION_TRANSPORT, driver='test',
-                                      serializer=rpc._serializer(), publisher_id='novalite',
-                                      topics=['versioned_notifications'])
-    _impl_test.reset()
-    try:
+    with notifier.kept():
         yield
-    finally:
-        rpc.NOTIFIER = real
-        _impl_test.reset()
 
 
 def _notifications(server_id):

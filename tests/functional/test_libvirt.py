@@ -17,12 +17,8 @@ HOSTS = {'lv1': 4, 'lv2': 8}  # host → CPUs of its simulated node
 
 @pytest.fixture(scope='module')
 def stack(tmp_path_factory):
-    stack = libvirt_stack.LibvirtStack(str(tmp_path_factory.mktemp('libvirt-stack')), HOSTS)
-    stack.start()
-    try:
+    with libvirt_stack.running(tmp_path_factory, 'libvirt-stack', HOSTS) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture(scope='module')

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import time
 
-import oslo_messaging as messaging
 import pytest
 from oslo_messaging.notify import _impl_test
 
-from novalite import rpc
 from novalite.conf import CONF
+from tests.functional import notifier
 
 VERSION = '2.47'
 
@@ -17,16 +16,8 @@ VERSION = '2.47'
 @pytest.fixture(scope='module')
 def notified(stack):
     """The stack's notifier, on the ``test`` driver for this module."""
-    real = rpc.NOTIFIER
-    rpc.NOTIFIER = messaging.Notifier(rpc.NOTIFICATION_TRANSPORT, driver='test',
-                                      serializer=rpc._serializer(), publisher_id='novalite',
-                                      topics=['versioned_notifications'])
-    _impl_test.reset()
-    try:
+    with notifier.kept():
         yield
-    finally:
-        rpc.NOTIFIER = real
-        _impl_test.reset()
 
 
 @pytest.fixture(scope='module')

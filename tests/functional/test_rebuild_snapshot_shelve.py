@@ -6,14 +6,12 @@ from __future__ import annotations
 import os
 import time
 
-import oslo_messaging as messaging
 import pytest
 from oslo_messaging.notify import _impl_test
 
 from novalite import context as nl_context
-from novalite import rpc
 from novalite.conf import CONF
-from tests.functional import libvirt_stack
+from tests.functional import libvirt_stack, notifier
 from tests.functional.test_response_schemas import check, points
 
 HOSTS = {'sv1': 4, 'sv2': 4}
@@ -24,20 +22,10 @@ ADMIN = 'admin:admin'
 
 @pytest.fixture(scope='module')
 def stack(tmp_path_factory):
-    stack = libvirt_stack.LibvirtStack(str(tmp_path_factory.mktemp('shelve-stack')), HOSTS)
-    stack.start()
-    real = rpc.NOTIFIER
-    rpc.NOTIFIER = messaging.Notifier(rpc.NOTIFICATION_TRANSPORT, driver='test',
-                                      serializer=rpc._serializer(), publisher_id='novalite',
-                                      topics=['versioned_notifications'])
-    _impl_test.reset()
-    try:
+    with libvirt_stack.running(tmp_path_factory, 'shelve-stack', HOSTS) as stack, \
+            notifier.kept():
         yield stack
         _nothing_left_behind(stack)
-    finally:
-        rpc.NOTIFIER = real
-        _impl_test.reset()
-        stack.stop()
 
 
 def _nothing_left_behind(stack):

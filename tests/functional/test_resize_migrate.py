@@ -20,12 +20,8 @@ OWNER = 'alice:proj-a'
 
 @pytest.fixture(scope='module')
 def stack(tmp_path_factory):
-    stack = libvirt_stack.LibvirtStack(str(tmp_path_factory.mktemp('resize-stack')), HOSTS)
-    stack.start()
-    try:
+    with libvirt_stack.running(tmp_path_factory, 'resize-stack', HOSTS) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture(scope='module')

@@ -28,13 +28,9 @@ STACKING = ('ram_weight_multiplier', 'cpu_weight_multiplier', 'disk_weight_multi
 def stack(tmp_path_factory):
     overrides = {('quota', 'instances'): 100, ('quota', 'cores'): 200,
                  ('quota', 'ram'): 1024 * 1024, ('quota', 'server_group_members'): 50}
-    stack = libvirt_stack.LibvirtStack(str(tmp_path_factory.mktemp('sched-stack')), HOSTS,
-                                       overrides=overrides)
-    stack.start()
-    try:
+    with libvirt_stack.running(tmp_path_factory, 'sched-stack', HOSTS,
+                               overrides=overrides) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture(scope='module')
