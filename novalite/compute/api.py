@@ -455,13 +455,16 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         cell = mapping.cell_mapping
         with nl_context.target_cell(context, cell) as cctxt:
             instance._context = cctxt
-            objects.InstanceAction.action_start(cctxt, instance.uuid,
-                                                instance_actions.DELETE, want_result=False)
             service = None
             if instance.host and not cell.is_cell0:
                 service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
                                                                  'novalite-compute')
-            if service is not None and self.servicegroup_api.service_is_up(service):
+            up = service is not None and self.servicegroup_api.service_is_up(service)
+            if up and instance.vm_state == vm_states.RESIZED:
+                self._confirm_resize_on_deleting(cctxt, instance)
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.DELETE, want_result=False)
+            if up:
                 instance.task_state = task_states.DELETING
                 instance.save()
                 mapping.queued_for_delete = True
@@ -471,6 +474,29 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             self._local_delete(cctxt, instance)
             mapping.queued_for_delete = True
             mapping.save()
+
+    def _confirm_resize_on_deleting(self, context: Any, instance: Any) -> None:
+        """A resized server keeps its old guest and the source's allocation (held by
+        the migration) until the resize is confirmed: confirm it first, as Nova does,
+        so that deleting the server leaves nothing on the source."""
+        for status in ('finished', 'confirming'):
+            try:
+                migration = objects.Migration.get_by_instance_and_status(
+                    context, instance.uuid, status)
+                break
+            except exception.MigrationNotFoundByStatus:
+                continue
+        else:
+            return
+        LOG.info('Confirming the resize of %s before deleting it (migration %s, %s)',
+                 instance.uuid, migration.uuid, migration.status)
+        if migration.status == 'finished':
+            migration.status = 'confirming'
+            migration.save()
+            objects.InstanceAction.action_start(context, instance.uuid,
+                                                instance_actions.CONFIRM_RESIZE,
+                                                want_result=False)
+            self.compute_rpcapi.confirm_resize(context, instance, migration)
 
     def _delete_while_booting(self, context: Any, instance: Any) -> bool:
         """Delete the BuildRequest; True if that was the whole job (the conductor sees

@@ -201,7 +201,14 @@ def confirm_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> Non
                                     if k != OLD_VM_STATE}
         instance.vm_state = vm_states.STOPPED if stopped else vm_states.ACTIVE
         instance.task_state = None
-        instance.save(expected_task_state=[None, task_states.RESIZE_CONFIRMING])
+        try:
+            instance.save(expected_task_state=[None, task_states.RESIZE_CONFIRMING])
+        except exception.UnexpectedTaskStateError as exc:
+            if 'deleting' not in str(exc):
+                raise
+            # Confirmed because the server is being deleted: the delete ends it.
+            LOG.info('Resize of %s confirmed; the server is being deleted', instance.uuid)
+            return
     LOG.info('Resize of %s confirmed', instance.uuid)
 
 

@@ -77,14 +77,42 @@ class ResourceTracker:
         untracked = [consumer for consumer in allocations if consumer not in tracked]
         if not untracked:
             return
-        for instance in objects.InstanceList.get_by_uuids(context, untracked):
+        instances = {i.uuid: i for i in objects.InstanceList.get_by_uuids(context, untracked)}
+        for instance in instances.values():
             if instance.deleted:
                 LOG.warning('Removing the allocation of deleted instance %s from %s',
                             instance.uuid, node.hypervisor_hostname)
                 self.reportclient.delete_allocation_for_instance(context, instance.uuid)
-            elif instance.host and instance.host != self.host:
+            elif instance.host and instance.host != self.host and not self._moving_here(
+                    context, instance):
                 LOG.warning('Instance %s, on host %s, has an allocation on %s of this host',
                             instance.uuid, instance.host, node.hypervisor_hostname)
+        for consumer in untracked:
+            if consumer not in instances:
+                self._remove_finished_migration_allocation(context, consumer, node)
+
+    def _moving_here(self, context: Any, instance: Any) -> bool:
+        return bool(objects.MigrationList.get_in_progress_by_instance(context, instance.uuid))
+
+    def _remove_finished_migration_allocation(self, context: Any, consumer: str,
+                                              node: Any) -> None:
+        """A migration holds the source's allocation while a resize waits for its
+        confirmation; once the migration has ended (or its instance is gone) the
+        allocation is an orphan. Other unknown consumers are left alone."""
+        try:
+            migration = objects.Migration.get_by_uuid(context, consumer)
+        except exception.MigrationNotFound:
+            return
+        gone = [i for i in objects.InstanceList.get_by_uuids(context,
+                                                             [migration.instance_uuid])
+                if i.deleted]
+        if migration.in_progress and not gone:
+            return
+        LOG.warning('Removing the allocation on %s of migration %s (%s) of instance %s',
+                    node.hypervisor_hostname, consumer,
+                    'instance deleted' if gone else migration.status,
+                    migration.instance_uuid)
+        self.reportclient.delete_allocation_for_instance(context, consumer)
 
     def _init_compute_node(self, context: Any, nodename: str, resources: dict) -> Any:
         node = self.compute_nodes.get(nodename)

@@ -182,6 +182,27 @@ def test_resize_then_confirm(stack, flavors, server):
     assert "Cannot 'confirmResize' instance" in not_resized.text
 
 
+def test_deleting_a_resized_server_confirms_first_and_leaves_nothing(stack, flavors,
+                                                                    server):
+    server_id, source = server['id'], _host(server)
+    resized = _resize(stack, server_id, flavors['big'])
+    dest = _host(resized)
+    migration = _migration(stack, server_id)
+    assert _has_domain(stack, source, server_id)
+
+    assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
+    stack.wait_for_deleted(server_id)
+    # The source's guest, disks and allocation (held by the migration) went too.
+    libvirt_stack.wait(lambda: not _allocations(stack, migration['uuid']), timeout=20)
+    libvirt_stack.wait(lambda: not _has_domain(stack, source, server_id), timeout=20)
+    assert not _has_domain(stack, dest, server_id)
+    assert _allocations(stack, server_id) == {}
+    assert _migration(stack, server_id)['status'] == 'confirmed'
+    source_dir = stack.driver(source).instance_dir(type('I', (), {'uuid': server_id}))
+    assert not os.path.exists(source_dir + '_resize')
+    _assert_nothing_left(stack)
+
+
 def test_resize_then_revert(stack, flavors, server):
     server_id, source = server['id'], _host(server)
     resized = _resize(stack, server_id, flavors['big'])

@@ -145,3 +145,24 @@ def test_inventory_is_pushed_only_when_it_changes(tracker):
     assert client.requests['PUT'] == 1
     inventory = client.get_provider_usages_and_inventories(cctxt, rt.compute_nodes[HOST].uuid)
     assert inventory is not None
+
+
+def test_periodic_run_removes_allocations_of_ended_migrations_only(tracker):
+    rt, client, cctxt = tracker
+    node = rt.compute_nodes[HOST]
+    instance = _instance(cctxt)
+    consumers = {}
+    for status in ('finished', 'confirmed'):
+        migration = objects.Migration(cctxt, instance_uuid=instance.uuid, status=status,
+                                      source_compute=HOST, dest_compute='elsewhere',
+                                      migration_type='resize')
+        migration.create()
+        assert rt.reportclient.claim_resources(cctxt, migration.uuid, {'allocations': {
+            node.uuid: {'resources': {'VCPU': 1}}}}, 'p1', 'u1')
+        consumers[status] = migration.uuid
+
+    rt.update_available_resource(cctxt, HOST)
+    left = client.get_allocations_for_resource_provider(cctxt, node.uuid)
+    # A resize waiting for its confirmation keeps the source; a confirmed one does not.
+    assert consumers['finished'] in left
+    assert consumers['confirmed'] not in left
