@@ -17,7 +17,7 @@ from novalite.devstack import teardown
 def _up(args: argparse.Namespace) -> int:
     conf = {'DEFAULT': {'concurrency_backend': args.concurrency}}
     stack = devstack.Stack(args.state_dir, backend=args.db, conf=conf,
-                           computes=tuple(args.compute))
+                           computes=tuple(args.compute), auth=args.auth)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -58,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
     parser.add_argument('--concurrency', choices=['threading', 'eventlet'],
                         default='threading')
+    parser.add_argument('--auth', choices=['noauth2', 'keystone'], default='noauth2',
+                        help='keystone: a real Keystone too, the API behind auth_token '
+                             '(clouds.yaml gets a password cloud per user).')
     parser.add_argument('--compute', action='append', default=None,
                         help='A compute host name (repeat it; default hostA and hostB).')
     args = parser.parse_args(argv)
