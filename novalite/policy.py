@@ -17,19 +17,54 @@ _LOCK = threading.Lock()
 RELOAD_CHECK_INTERVAL = 1.0
 
 
+# Most answers kept at once (the same users asking about the same projects, mostly).
+MAX_ANSWERS = 10000
+
+
 class _Enforcer(oslo_policy.Enforcer):
     """oslo.policy's enforcer, looking for policy file changes at most once a second
     instead of on every check (a server show makes several checks; each look is a
-    dozen ``stat`` calls). An edited policy file still applies within a second."""
+    dozen ``stat`` calls), and remembering its answers until the rules change: a
+    client polling a server asks the same questions every time. An edited policy file
+    still applies within a second."""
 
     _last_look = 0.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.answers: dict[tuple, bool] = {}
 
     def load_rules(self, force_reload: bool = False) -> None:
         now = time.monotonic()
         if not force_reload and self.rules and now - self._last_look < RELOAD_CHECK_INTERVAL:
             return
         self._last_look = now
+        before = self.rules
         super().load_rules(force_reload)
+        if self.rules is not before:
+            self.answers.clear()
+
+    def set_rules(self, *args: Any, **kwargs: Any) -> None:
+        super().set_rules(*args, **kwargs)
+        self.answers.clear()
+
+    def clear(self) -> None:
+        super().clear()
+        self.answers.clear()
+
+
+def _frozen(values: Any) -> tuple | None:
+    """A hashable copy of a flat dict (lists become tuples), None if it has more."""
+    items = []
+    for key, value in values.items():
+        if isinstance(value, list):
+            value = tuple(value)
+        try:
+            hash(value)
+        except TypeError:
+            return None
+        items.append((key, value))
+    return tuple(sorted(items, key=lambda item: item[0]))
 
 
 def _conf_parsed() -> bool:
@@ -91,13 +126,24 @@ def authorize(context: Any, action: str, target: dict | None, fatal: bool = True
     credentials = context.to_policy_values()
     target = target if target is not None else {'project_id': context.project_id,
                                                 'user_id': context.user_id}
-    try:
-        return enforcer.authorize(action, target, credentials, do_raise=fatal,
-                                  exc=exception.PolicyNotAuthorized, action=action)
-    except oslo_policy.InvalidScope as exc:
-        if fatal:
-            raise exception.PolicyNotAuthorized(action=action) from exc
-        return False
+    frozen_target, frozen_creds = _frozen(target), _frozen(credentials)
+    key = None
+    if frozen_target is not None and frozen_creds is not None:
+        key = (action, frozen_target, frozen_creds)
+    enforcer.load_rules()  # at most once a second; forgets the answers if rules changed
+    allowed = enforcer.answers.get(key) if key is not None else None
+    if allowed is None:
+        try:
+            allowed = enforcer.authorize(action, target, credentials, do_raise=False)
+        except oslo_policy.InvalidScope:
+            allowed = False
+        if key is not None:
+            if len(enforcer.answers) >= MAX_ANSWERS:
+                enforcer.answers.clear()
+            enforcer.answers[key] = allowed
+    if not allowed and fatal:
+        raise exception.PolicyNotAuthorized(action=action)
+    return allowed
 
 
 def check_is_admin(context: Any) -> bool:
