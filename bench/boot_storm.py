@@ -82,19 +82,32 @@ def summary(values: list[float]) -> dict[str, float]:
             'max': round(max(values), 3) if values else float('nan')}
 
 
+# Seconds a server may take to settle (or to go, after DELETE) before it counts as stuck.
+SETTLE_TIMEOUT = 300
+
+
 def boot_one(client: Client, body: dict, poll: float) -> dict:
+    """POST one server and poll it until ACTIVE or ERROR; a refused request or a
+    connection error is a result too (``error``), not the end of the run."""
     started = time.monotonic()
-    resp = client.request('POST', '/servers', data=json.dumps(body))
+    try:
+        resp = client.request('POST', '/servers', data=json.dumps(body))
+    except requests.RequestException as exc:
+        return {'error': 'POST: %s' % exc}
     posted = time.monotonic()
     if resp.status_code != 202:
         return {'error': '%s %s' % (resp.status_code, resp.text[:200])}
     server_id = resp.json()['server']['id']
-    while True:
+    while time.monotonic() - started < SETTLE_TIMEOUT:
         time.sleep(poll)
-        server = client.request('GET', '/servers/%s' % server_id).json()['server']
+        try:
+            server = client.request('GET', '/servers/%s' % server_id).json()['server']
+        except requests.RequestException:
+            continue  # a poll that failed is simply made again
         if server['status'] in SETTLED:
             return {'id': server_id, 'status': server['status'],
                     'post_s': posted - started, 'active_s': time.monotonic() - started}
+    return {'id': server_id, 'status': 'STUCK', 'post_s': posted - started}
 
 
 def storm(client: Client, count: int, concurrency: int, poll: float, image: str,
@@ -139,9 +152,14 @@ def delete_all(client: Client, server_ids: list[str], concurrency: int,
                     return
                 server_id = todo.pop()
             started = time.monotonic()
-            client.request('DELETE', '/servers/%s' % server_id)
-            while client.request('GET', '/servers/%s' % server_id).status_code != 404:
-                time.sleep(poll)
+            try:
+                client.request('DELETE', '/servers/%s' % server_id)
+                while client.request('GET', '/servers/%s' % server_id).status_code != 404:
+                    if time.monotonic() - started > SETTLE_TIMEOUT:
+                        break
+                    time.sleep(poll)
+            except requests.RequestException:
+                continue
             with lock:
                 times.append(time.monotonic() - started)
 
@@ -175,6 +193,7 @@ def measure(client: Client, args: argparse.Namespace, pids: dict[str, int],
     ok = [r for r in results if r.get('status') == 'ACTIVE']
     figures.update({
         'active': len(ok), 'error': sum(1 for r in results if r.get('status') == 'ERROR'),
+        'stuck': sum(1 for r in results if r.get('status') == 'STUCK'),
         'refused': [r['error'] for r in results if 'error' in r][:3],
         'post_s': summary([r['post_s'] for r in results if 'post_s' in r]),
         'post_to_active_s': summary([r['active_s'] for r in ok]),

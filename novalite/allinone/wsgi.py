@@ -1,6 +1,7 @@
 """A threaded WSGI server on a loopback port, run from a thread of the all-in-one process."""
 from __future__ import annotations
 
+import socket
 import socketserver
 import threading
 from typing import Any
@@ -16,6 +17,8 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 class _ThreadingServer(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     daemon_threads = True
     allow_reuse_address = True
+    # Not socketserver's backlog of 5: bursts of clients must queue, not be reset.
+    request_queue_size = socket.SOMAXCONN
 
 
 class WSGIServer:

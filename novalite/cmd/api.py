@@ -40,6 +40,9 @@ class _Handler(simple_server.WSGIRequestHandler):
 
 class _ThreadingServer(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     allow_reuse_address = True
+    # socketserver listens with a backlog of 5: a burst of clients (each request is a
+    # connection of its own with wsgiref) would be reset by the kernel.
+    request_queue_size = socket.SOMAXCONN
     # Requests in progress are waited for on stop (server_close joins them).
     daemon_threads = False
     block_on_close = True

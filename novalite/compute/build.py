@@ -181,7 +181,12 @@ def terminate_instance(mgr: Any, context: Any, instance: Any) -> None:
                                                notifications.START)
     mgr.driver.destroy(context, instance)
     mgr.network_api.deallocate_for_instance(context, instance)
-    mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
+    try:
+        mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
+    except exception.PlacementAPIConnectFailure as exc:
+        # The delete goes on: the resource tracker removes the allocations of deleted
+        # instances on its next run.
+        LOG.warning('Could not delete the allocations of %s now: %s', instance.uuid, exc)
     instance.power_state = power_state.NOSTATE
     instance.terminated_at = timeutils.utcnow(with_timezone=True)
     instance.save()

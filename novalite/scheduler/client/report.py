@@ -27,6 +27,10 @@ _CONNECT_ERRORS = (ks_exc.ConnectionError, ks_exc.RequestTimeout, ks_exc.Endpoin
                    ks_exc.DiscoveryFailure, ks_exc.MissingAuthPlugin)
 
 
+CONNECT_RETRIES = 3
+CONNECT_RETRY_DELAY = 0.2  # seconds
+
+
 def _create_adapter() -> ks_adapter.Adapter:
     """A keystoneauth1 adapter from the ``[placement]`` options.
 
@@ -38,6 +42,12 @@ def _create_adapter() -> ks_adapter.Adapter:
     client = ks_loading.load_adapter_from_conf_options(CONF, 'placement', session=session,
                                                        auth=auth)
     client.additional_headers = {'accept': 'application/json'}
+    # A connection Placement's server closed under load (a reset keep-alive) is tried
+    # again rather than failing a build or a delete; set connect_retries to change it.
+    if client.connect_retries is None:
+        client.connect_retries = CONNECT_RETRIES
+    if client.connect_retry_delay is None:
+        client.connect_retry_delay = CONNECT_RETRY_DELAY
     return client
 
 
