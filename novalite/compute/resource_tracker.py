@@ -83,16 +83,14 @@ class ResourceTracker:
                 LOG.warning('Removing the allocation of deleted instance %s from %s',
                             instance.uuid, node.hypervisor_hostname)
                 self.reportclient.delete_allocation_for_instance(context, instance.uuid)
-            elif instance.host and instance.host != self.host and not self._moving_here(
-                    context, instance):
-                LOG.warning('Instance %s, on host %s, has an allocation on %s of this host',
-                            instance.uuid, instance.host, node.hypervisor_hostname)
+            elif instance.host and instance.host != self.host:
+                # A move under way (its migration holds the source) or a leftover an
+                # operator should look at: only said, never removed here.
+                LOG.info('Instance %s, on host %s, has an allocation on %s of this host',
+                         instance.uuid, instance.host, node.hypervisor_hostname)
         for consumer in untracked:
             if consumer not in instances:
                 self._remove_finished_migration_allocation(context, consumer, node)
-
-    def _moving_here(self, context: Any, instance: Any) -> bool:
-        return bool(objects.MigrationList.get_in_progress_by_instance(context, instance.uuid))
 
     def _remove_finished_migration_allocation(self, context: Any, consumer: str,
                                               node: Any) -> None:
