@@ -35,6 +35,7 @@ import requests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import procstats  # noqa: E402
+import pyspy  # noqa: E402
 
 SETTLED = ('ACTIVE', 'ERROR')
 
@@ -186,10 +187,23 @@ def measure(client: Client, args: argparse.Namespace, pids: dict[str, int],
     if args.glance_url and not _looks_like_uuid(image):
         image = _glance_lookup(args, image)
     flavor = client.lookup('flavors', 'flavors', args.flavor)
+    if args.warmup:
+        warm, _ = storm(client, args.warmup, args.concurrency, args.poll, image, flavor)
+        delete_all(client, [r['id'] for r in warm if 'id' in r], args.concurrency, args.poll)
+        figures['warmup_boots'] = args.warmup
+    profiler = pyspy.Profiler(pids, args.profile) if args.profile and pids else None
     meter = procstats.CpuMeter(pids)
     meter.start()
     results, wall = storm(client, args.count, args.concurrency, args.poll, image, flavor)
     cpu = meter.stop()
+    if profiler is not None:
+        profiles = {name: pyspy.top(stacks) for name, stacks in profiler.stop().items()}
+        with open(os.path.join(args.profile, 'summary.json'), 'w') as f:
+            json.dump(profiles, f, indent=1)
+        figures['profile'] = {name: {'samples': p['samples'],
+                                     'by_library_pct': dict(list(
+                                         p['by_library_pct'].items())[:6])}
+                              for name, p in profiles.items()}
     ok = [r for r in results if r.get('status') == 'ACTIVE']
     figures.update({
         'active': len(ok), 'error': sum(1 for r in results if r.get('status') == 'ERROR'),
@@ -307,6 +321,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help='GET /servers/{id} requests for the API CPU figure')
     parser.add_argument('--pid', action='append', default=[],
                         help='NAME=PID of a process tree to measure (repeatable)')
+    parser.add_argument('--warmup', type=int, default=0,
+                        help='boot and delete this many servers first, not measured')
+    parser.add_argument('--profile', metavar='DIR',
+                        help='py-spy every measured process during the storm; collapsed '
+                             'stacks and summary.json into DIR (see bench/pyspy.py)')
     parser.add_argument('--devstack', action='store_true',
                         help='run against a throw-away devstack-style stack')
     parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
