@@ -77,3 +77,20 @@ class CpuMeter:
     def stop(self) -> dict[str, float]:
         return {name: round(cpu_seconds(pid) - self._before.get(name, 0.0), 3)
                 for name, pid in self.pids.items()}
+
+
+def pids_named(*names: str) -> dict[str, int]:
+    """The oldest process of each command name (``/proc/<pid>/comm``), e.g. ``mariadbd``
+    or ``beam.smp`` (RabbitMQ); its children count with it. Names not running are left out."""
+    found: dict[str, int] = {}
+    for entry in sorted(os.listdir('/proc'), key=lambda e: int(e) if e.isdigit() else 0):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/comm' % entry) as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if comm in names and comm not in found:
+            found[comm] = int(entry)
+    return found
