@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 import types
 from typing import Any
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
-from sqlalchemy import select
+from sqlalchemy import case, func, select
 
 from novalite import context as nl_context
 from novalite import objects
@@ -25,6 +27,10 @@ CELL_TIMEOUT = 60
 # Task states that load a host's disks and network, as Nova counts them.
 IO_TASK_STATES = frozenset(('resize_migrating', 'rebuilding', 'resize_prep',
                             'image_snapshot', 'image_backup', 'rescuing', 'unshelving'))
+# Seconds the scheduler keeps the cell mappings and the aggregates it read. Aggregates
+# are also forgotten at once when the API says they changed (a fanout cast, as in Nova);
+# this bounds how long a lost cast or a cell added with novalite-manage goes unseen.
+CACHE_SECONDS = 60.0
 
 
 class HostState:
@@ -106,6 +112,11 @@ class HostState:
         self.num_io_ops = sum(1 for _uuid, vm, task in instances
                               if vm == vm_states.BUILDING or task in IO_TASK_STATES)
 
+    def update_from_instance_counts(self, count: int, io_ops: int) -> None:
+        """As ``update_from_instances`` when no filter asks which instances."""
+        self.num_instances = count
+        self.num_io_ops = io_ops
+
     def update_from_aggregates(self, aggregates: list) -> None:
         """Keep the host's aggregates; its zone is theirs, else the default zone."""
         self.aggregates = list(aggregates)
@@ -175,12 +186,16 @@ def _node_record(row: Any) -> types.SimpleNamespace:
     return types.SimpleNamespace(**values)
 
 
-def _cell_hosts(cctxt: Any, uuids: list[str]) -> tuple[list, dict, dict]:
+def _cell_hosts(cctxt: Any, uuids: list[str], with_uuids: bool) -> tuple[list, dict, dict]:
     """The compute nodes among ``uuids``, their hosts' compute services, and the
-    instances on those hosts, of one cell: three queries whatever the number of hosts."""
+    instances on those hosts, of one cell: three queries whatever the number of hosts.
+
+    The instances come as ``(uuid, vm_state, task_state)`` rows per host when
+    ``with_uuids``, else as ``(count, io_ops)`` per host, counted by the database.
+    """
     nodes_t, services_t = main_models.ComputeNode, main_models.Service
     instances_t = main_models.Instance
-    by_host: dict[str, list[tuple[str, str | None, str | None]]] = {}
+    by_host: dict[str, Any] = {}
     with engine.cell_reader(cctxt) as session:
         nodes = [_node_record(row) for row in session.execute(
             select(*(getattr(nodes_t, c) for c in _NODE_COLUMNS)).where(
@@ -192,13 +207,55 @@ def _cell_hosts(cctxt: Any, uuids: list[str]) -> tuple[list, dict, dict]:
             select(*(getattr(services_t, c) for c in _SERVICE_COLUMNS)).where(
                 services_t.binary == COMPUTE_BINARY, services_t.deleted == 0,
                 services_t.host.in_(hosts)))}
-        rows = session.execute(select(
-            instances_t.host, instances_t.uuid, instances_t.vm_state,
-            instances_t.task_state).where(instances_t.host.in_(hosts),
-                                          instances_t.deleted == 0))
-        for host, uuid, vm_state, task_state in rows:
-            by_host.setdefault(host, []).append((uuid, vm_state, task_state))
+        on_hosts = (instances_t.host.in_(hosts), instances_t.deleted == 0)
+        if with_uuids:
+            rows = session.execute(select(
+                instances_t.host, instances_t.uuid, instances_t.vm_state,
+                instances_t.task_state).where(*on_hosts))
+            for host, uuid, vm_state, task_state in rows:
+                by_host.setdefault(host, []).append((uuid, vm_state, task_state))
+        else:
+            io = case((instances_t.vm_state == vm_states.BUILDING, 1),
+                      (instances_t.task_state.in_(sorted(IO_TASK_STATES)), 1), else_=0)
+            rows = session.execute(select(instances_t.host, func.count(), func.sum(io))
+                                   .where(*on_hosts).group_by(instances_t.host))
+            for host, count, io_ops in rows:
+                by_host[host] = (int(count), int(io_ops or 0))
     return nodes, services, by_host
+
+
+def needs_instance_uuids(spec_obj: Any) -> bool:
+    """Whether a filter or weigher may ask which instances a host runs: only for a
+    server group or the same_host/different_host hints; otherwise counts do."""
+    if spec_obj is None:
+        return True
+    if filters.instance_group(spec_obj) is not None:
+        return True
+    return bool(filters.scheduler_hint_list(spec_obj, 'same_host')
+                or filters.scheduler_hint_list(spec_obj, 'different_host'))
+
+
+class _Cached:
+    """One value read from the database, kept for CACHE_SECONDS or until forgotten."""
+
+    def __init__(self, load: Any) -> None:
+        self._load = load
+        self._lock = threading.Lock()
+        self._value: Any = None
+        self._loaded_at = -math.inf
+
+    def get(self, context: Any) -> Any:
+        with self._lock:
+            if time.monotonic() - self._loaded_at < CACHE_SECONDS:
+                return self._value
+        value = self._load(context)
+        with self._lock:
+            self._value, self._loaded_at = value, time.monotonic()
+        return value
+
+    def forget(self) -> None:
+        with self._lock:
+            self._loaded_at = -math.inf
 
 
 class HostManager:
@@ -212,18 +269,43 @@ class HostManager:
                  weight_handler: weights.HostWeightHandler | None = None) -> None:
         self.filter_handler = filter_handler or filters.HostFilterHandler()
         self.weight_handler = weight_handler or weights.HostWeightHandler()
+        self._cells = _Cached(lambda context: [
+            c for c in objects.CellMappingList.get_all(context)
+            if not c.is_cell0 and not c.disabled])
+        self._aggregates = _Cached(lambda context: list(
+            objects.AggregateList.get_all(context)))
+
+    def forget_aggregates(self) -> None:
+        """The API changed an aggregate: read them again for the next request."""
+        self._aggregates.forget()
+
+    def forget(self) -> None:
+        """Read cells and aggregates again for the next request."""
+        self._cells.forget()
+        self._aggregates.forget()
+
+    def _aggregates_by_host(self, context: Any, hosts: list[str]) -> dict[str, list]:
+        by_host: dict[str, list] = {h: [] for h in hosts}
+        for aggregate in self._aggregates.get(context):
+            for host in aggregate.hosts:
+                if host in by_host:
+                    by_host[host].append(aggregate)
+        return by_host
 
     def get_host_states_by_uuids(self, context: Any, uuids: list[str],
-                                 provider_summaries: dict) -> list[HostState]:
+                                 provider_summaries: dict,
+                                 spec_obj: Any = None) -> list[HostState]:
         """HostStates of the compute nodes ``uuids``, looked up in every cell but cell0.
 
         Providers with no compute node in any cell are left out (logged); a cell that
-        fails or times out is skipped so the others can still be used.
+        fails or times out is skipped so the others can still be used. Without a
+        ``spec_obj`` that needs them (see ``needs_instance_uuids``), hosts carry
+        instance counts only.
         """
-        cells = [c for c in objects.CellMappingList.get_all(context)
-                 if not c.is_cell0 and not c.disabled]
-        results = nl_context.scatter_gather_cells(context, cells, CELL_TIMEOUT,
-                                                  _cell_hosts, uuids)
+        with_uuids = needs_instance_uuids(spec_obj)
+        results = nl_context.scatter_gather_cells(context, self._cells.get(context),
+                                                  CELL_TIMEOUT, _cell_hosts, uuids,
+                                                  with_uuids)
         states = []
         for cell_uuid, result in results.items():
             if result is nl_context.did_not_respond_sentinel or isinstance(result, Exception):
@@ -235,10 +317,13 @@ class HostManager:
                 state.update_from_compute_node(node)
                 if node.uuid in provider_summaries:
                     state.update_from_provider_summary(provider_summaries[node.uuid])
-                state.update_from_instances(instances.get(node.host, []))
+                if with_uuids:
+                    state.update_from_instances(instances.get(node.host, []))
+                else:
+                    state.update_from_instance_counts(*instances.get(node.host, (0, 0)))
                 state.service = services.get(node.host)
                 states.append(state)
-        aggregates = objects.AggregateList.get_by_hosts(context, [s.host for s in states])
+        aggregates = self._aggregates_by_host(context, [s.host for s in states])
         for state in states:
             state.update_from_aggregates(aggregates[state.host])
         missing = set(uuids) - {s.uuid for s in states}

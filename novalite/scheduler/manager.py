@@ -23,7 +23,7 @@ class SchedulerManager(manager.Manager):
     :param host_manager_: builds, filters and weighs HostStates.
     """
 
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, reportclient: report.SchedulerReportClient | None = None,
                  host_manager_: host_manager.HostManager | None = None,
@@ -59,7 +59,8 @@ class SchedulerManager(manager.Manager):
         nl_utils.hop('scheduler.candidates', instance_uuids or [])
         utils.setup_instance_group(context, spec_obj, self._enabled_names())
         by_rp = _allocation_requests_by_root(alloc_reqs, summaries)
-        hosts = self.host_manager.get_host_states_by_uuids(context, list(by_rp), summaries)
+        hosts = self.host_manager.get_host_states_by_uuids(context, list(by_rp), summaries,
+                                                           spec_obj)
         nl_utils.hop('scheduler.host_states', instance_uuids or [])
         if not hosts:
             raise exception.NoValidHost(reason=(
@@ -72,6 +73,14 @@ class SchedulerManager(manager.Manager):
             return selections
         return [{'host': s[0].service_host, 'nodename': s[0].nodename, 'limits': {}}
                 for s in selections]
+
+    def update_aggregates(self, context: Any, aggregates: list) -> None:
+        """RPC endpoint (fanout cast): the API changed ``aggregates``."""
+        self.host_manager.forget_aggregates()
+
+    def delete_aggregate(self, context: Any, aggregate: Any) -> None:
+        """RPC endpoint (fanout cast): the API deleted ``aggregate``."""
+        self.host_manager.forget_aggregates()
 
     def _enabled_names(self) -> list[str]:
         return ([type(f).__name__ for f in self.host_manager.filter_handler.filters]

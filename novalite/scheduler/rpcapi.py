@@ -18,12 +18,14 @@ class SchedulerAPI:
 
     * 1.0 - Initial version: ``select_destinations(spec_obj, instance_uuids,
       return_objects, return_alternates)``.
+    * 1.1 - ``update_aggregates(aggregates)`` and ``delete_aggregate(aggregate)``: fanout
+      casts that tell every scheduler its copy of the aggregates is out of date.
     """
 
     VERSION_ALIASES: dict[str, str] = {}
 
     def __init__(self) -> None:
-        target = messaging.Target(topic=RPC_TOPIC, version='1.0')
+        target = messaging.Target(topic=RPC_TOPIC, version='1.1')
         self.client = rpc.get_client(target)
 
     def select_destinations(self, context: Any, spec_obj: Any, instance_uuids: list[str],
@@ -47,3 +49,14 @@ class SchedulerAPI:
         return cctxt.call(context, 'select_destinations', spec_obj=spec_obj,
                           instance_uuids=instance_uuids, return_objects=return_objects,
                           return_alternates=return_alternates)
+
+    def update_aggregates(self, context: Any, aggregates: list) -> None:
+        """Tell every scheduler that ``aggregates`` changed (created, renamed, hosts or
+        metadata): a fanout **cast**."""
+        self.client.prepare(fanout=True, version='1.1').cast(
+            context, 'update_aggregates', aggregates=aggregates)
+
+    def delete_aggregate(self, context: Any, aggregate: Any) -> None:
+        """Tell every scheduler that ``aggregate`` is gone: a fanout **cast**."""
+        self.client.prepare(fanout=True, version='1.1').cast(
+            context, 'delete_aggregate', aggregate=aggregate)

@@ -209,13 +209,55 @@ def test_host_states_cost_the_same_queries_for_two_hosts_or_twelve(cloud, tmp_pa
         agg.create()
         for name in names:
             agg.add_host(name)
+        host_manager.forget()  # what the API's fanout cast does for aggregates
         api.clear()
         cell.clear()
-        found = host_manager.get_host_states_by_uuids(cloud.context, uuids, {})
+        found = host_manager.get_host_states_by_uuids(cloud.context, uuids, {},
+                                                      objects.RequestSpec(cloud.context))
         assert [s.num_instances for s in found] == [1] * len(names)
+        assert all(s.instances == set() for s in found)  # counted, not listed
         return api['n'], cell['n']
 
     small = states(['s%d' % i for i in range(2)])
     large = states(['l%d' % i for i in range(12)])
 
     assert small == large
+    assert small[0] > 0
+
+
+def test_cells_and_aggregates_are_read_once_until_forgotten(cloud):
+    host_manager = manager.SchedulerManager(reportclient=cloud.reportclient).host_manager
+    uuids = [cloud.add_host('h1'), cloud.add_host('h2')]
+    api = _count_statements(CONF.api_database.connection)
+    host_manager.get_host_states_by_uuids(cloud.context, uuids, {})
+    api.clear()
+    found = host_manager.get_host_states_by_uuids(cloud.context, uuids, {})
+    assert api['n'] == 0
+    assert [s.aggregates for s in found] == [[], []]
+
+    agg = objects.Aggregate(cloud.context, name='late', metadata={})
+    agg.create()
+    agg.add_host('h1')
+    # What the API's update_aggregates fanout cast makes the scheduler do.
+    manager.SchedulerManager(reportclient=cloud.reportclient,
+                             host_manager_=host_manager).update_aggregates(
+        cloud.context, [agg])
+    found = {s.host: s for s in host_manager.get_host_states_by_uuids(
+        cloud.context, uuids, {})}
+    assert [a.name for a in found['h1'].aggregates] == ['late']
+    assert api['n'] > 0
+
+
+def test_instances_are_listed_when_a_filter_asks_which(cloud):
+    host_manager = manager.SchedulerManager(reportclient=cloud.reportclient).host_manager
+    uuid = cloud.add_host('h1')
+    instance_uuid = cloud.add_instance('h1')
+    cloud.add_instance('h1', vm_state='building')
+    spec = objects.RequestSpec(cloud.context, scheduler_hints={
+        'different_host': [instance_uuid]})
+    listed = host_manager.get_host_states_by_uuids(cloud.context, [uuid], {}, spec)[0]
+    assert instance_uuid in listed.instances and len(listed.instances) == 2
+    counted = host_manager.get_host_states_by_uuids(cloud.context, [uuid], {},
+                                                    objects.RequestSpec(cloud.context))[0]
+    assert (listed.num_instances, listed.num_io_ops) == (2, 1)
+    assert (counted.num_instances, counted.num_io_ops) == (2, 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import webob.exc
+from oslo_log import log as logging
 
 from novalite import context as nl_context
 from novalite import exception, objects
@@ -18,6 +19,24 @@ from novalite.api.openstack.compute.schemas import aggregates as schema
 from novalite.availability_zones import COMPUTE_BINARY
 from novalite.objects import aggregate as agg_obj
 from novalite.policies import aggregates as agg_policies
+from novalite.scheduler import rpcapi as scheduler_rpcapi
+
+LOG = logging.getLogger(__name__)
+
+
+def _schedulers_forget(context: Any, aggregate: Any, deleted: bool = False) -> None:
+    """Tell the schedulers their copy of the aggregates is out of date (fanout casts,
+    as Nova's aggregate API does); a failure to tell them is logged, not the user's:
+    they read the aggregates again within a minute anyway."""
+    try:
+        client = scheduler_rpcapi.SchedulerAPI()
+        if deleted:
+            client.delete_aggregate(context, aggregate)
+        else:
+            client.update_aggregates(context, [aggregate])
+    except Exception:
+        LOG.exception('Could not tell the schedulers that aggregate %s changed',
+                      aggregate.id)
 
 
 def _time(value: Any) -> str | None:
@@ -116,6 +135,7 @@ class AggregateController(wsgi.Controller):
         if values.get('availability_zone'):
             aggregate.metadata = {agg_obj.AZ_KEY: values['availability_zone']}
         aggregate.create()
+        _schedulers_forget(context, aggregate)
         return _view(req, aggregate, full=False)
 
     @validation.no_body
@@ -141,6 +161,7 @@ class AggregateController(wsgi.Controller):
             aggregate.save()
         if 'availability_zone' in values:
             aggregate.update_metadata({agg_obj.AZ_KEY: values['availability_zone']})
+        _schedulers_forget(context, aggregate)
         return _view(req, aggregate)
 
     @validation.no_body
@@ -153,6 +174,7 @@ class AggregateController(wsgi.Controller):
                 explanation='Cannot remove aggregate %s. Reason: Host aggregate is not '
                             'empty.' % aggregate.id)
         aggregate.destroy()
+        _schedulers_forget(context, aggregate, deleted=True)
 
     @validation.schema(schema.action)
     def action(self, req: wsgi.Request, id: str, body: dict) -> dict:
@@ -174,6 +196,7 @@ class AggregateController(wsgi.Controller):
                 explanation='Cannot add host to aggregate %s. Reason: %s.'
                             % (aggregate.id, problem))
         aggregate.add_host(host)
+        _schedulers_forget(context, aggregate)
         return _view(req, aggregate)
 
     @staticmethod
@@ -181,6 +204,7 @@ class AggregateController(wsgi.Controller):
         host = values['host']
         _check_host(req.context, host)
         aggregate.delete_host(host)
+        _schedulers_forget(req.context, aggregate)
         return _view(req, aggregate)
 
     @staticmethod
@@ -194,4 +218,5 @@ class AggregateController(wsgi.Controller):
                     explanation='Cannot update metadata of aggregate %s. Reason: %s.'
                                 % (aggregate.id, problem))
         aggregate.update_metadata(metadata)
+        _schedulers_forget(req.context, aggregate)
         return _view(req, aggregate)
