@@ -29,3 +29,7 @@ CHANGE_PASSWORD = 'changePassword'
 TRIGGER_CRASH_DUMP = 'trigger_crash_dump'
 RESET_STATE = 'resetState'
 RESTORE = 'restore'
+
+# The compute's event of a build: the conductor starts it when it hands the build to a
+# host (conductor/tasks/build.py), the host finishes it (compute/build.py).
+BUILD_EVENT = 'compute__do_build_and_run_instance'

@@ -145,11 +145,19 @@ def cell_reader(context=None) -> contextlib.AbstractContextManager[Session]:
     return _session(cell_url(context), False)
 
 
-@contextlib.contextmanager
-def cell_transaction(context=None) -> Iterator[Session]:
+def cell_transaction(context=None) -> contextlib.AbstractContextManager[Session]:
     """One transaction for every read and write of this thread on the context's cell
     inside the block: object methods join it instead of committing one by one."""
-    url = cell_url(context)
+    return _joined_transaction(cell_url(context))
+
+
+def api_transaction() -> contextlib.AbstractContextManager[Session]:
+    """``cell_transaction`` for the API database."""
+    return _joined_transaction(api_url())
+
+
+@contextlib.contextmanager
+def _joined_transaction(url: str) -> Iterator[Session]:
     sessions = _JOINED.__dict__.setdefault('sessions', {})
     if url in sessions:
         yield sessions[url]

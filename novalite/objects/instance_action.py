@@ -5,7 +5,7 @@ import traceback as tb
 
 from oslo_utils import timeutils
 from oslo_versionedobjects import fields
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from novalite import exception
 from novalite.db import engine
@@ -46,6 +46,25 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
             session.add(row)
             session.flush()
             return cls._from_db_object(context, row) if want_result else None
+
+    @classmethod
+    def start_with_events(cls, context, instance_uuid: str, action_name: str,
+                          events: list[tuple[str, str | None, str | None]]) -> None:
+        """The action and its first events, written together (database side only: the
+        conductor creating an instance). Each event is ``(name, host, result)``: with a
+        result (``Success``/``Error``) it is finished at once, without one only started."""
+        now = timeutils.utcnow()
+        with engine.cell_writer(context) as session:
+            action_id = session.execute(insert(models.InstanceAction).values(
+                action=action_name, instance_uuid=instance_uuid,
+                request_id=context.request_id, user_id=context.user_id,
+                project_id=context.project_id, start_time=now,
+                updated_at=now)).inserted_primary_key[0]
+            if events:
+                session.execute(insert(models.InstanceActionEvent), [
+                    {'event': name, 'action_id': action_id, 'host': host, 'start_time': now,
+                     'finish_time': now if result else None, 'result': result}
+                    for name, host, result in events])
 
     @base.remotable_classmethod
     def get_by_request_id(cls, context, instance_uuid: str, request_id: str) -> InstanceAction:

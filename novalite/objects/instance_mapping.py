@@ -64,6 +64,15 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
                                        self.instance_uuid).values(**values))
         self.obj_reset_changes()
 
+    @classmethod
+    def set_cell(cls, context, instance_uuid: str, cell_mapping) -> None:
+        """Point the mapping of ``instance_uuid`` at ``cell_mapping``: one UPDATE, without
+        reading the mapping first (the conductor, once the instance is in its cell)."""
+        with engine.api_writer() as session:
+            session.execute(update(models.InstanceMapping)
+                            .where(models.InstanceMapping.instance_uuid == instance_uuid)
+                            .values(cell_id=cell_mapping.id))
+
     def destroy(self) -> None:
         with engine.api_writer() as session:
             row = session.scalars(select(models.InstanceMapping)

@@ -26,6 +26,7 @@ LOG = logging.getLogger(__name__)
 
 SCHEDULE_EVENT = 'conductor_schedule_and_build_instances'
 RESCHEDULE_EVENT = 'conductor_build_instances'
+BUILD_EVENT = instance_actions.BUILD_EVENT
 
 
 @dataclasses.dataclass
@@ -115,7 +116,7 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             for instance, _spec, cell, _hosts in created:
                 with nl_context.target_cell(context, cell) as cctxt:
                     instance._context = cctxt
-                    set_error(cctxt, instance, exc, SCHEDULE_EVENT)
+                    _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
             free_allocations(deps, context, [i.uuid for i, *_ in created])
             return
 
@@ -135,7 +136,7 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
                 LOG.exception('Could not hand %s to %s', instance.uuid,
                               selection.service_host)
                 free_allocations(deps, context, [instance.uuid])
-                set_error(cctxt, instance, exc, SCHEDULE_EVENT)
+                _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
 
 
 def _filter_properties(host_list: list) -> dict:
@@ -153,20 +154,21 @@ def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: 
     with nl_context.target_cell(context, cell) as cctxt, engine.cell_transaction(cctxt):
         instance._context = cctxt
         instance.create()
-        objects.InstanceAction.action_start(cctxt, instance.uuid, instance_actions.CREATE,
-                                            want_result=False)
         # The scheduling is done: its event starts and ends here (a failure later, the
-        # quota recheck or the cast, marks it Error).
-        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT,
-                                                host=CONF.host)
-        objects.InstanceActionEvent.event_finish(cctxt, instance.uuid, SCHEDULE_EVENT,
-                                                 host=CONF.host)
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    mapping.cell_mapping = cell
-    mapping.save()
-    try:
-        build_request.destroy()
-    except exception.BuildRequestNotFound:
+        # quota recheck or the cast, marks it Error). The host's build event starts as
+        # the build is handed to it; the compute finishes it.
+        objects.InstanceAction.start_with_events(
+            cctxt, instance.uuid, instance_actions.CREATE,
+            [(SCHEDULE_EVENT, CONF.host, 'Success'),
+             (BUILD_EVENT, selection.service_host, None)])
+    with engine.api_transaction():
+        objects.InstanceMapping.set_cell(context, instance.uuid, cell)
+        try:
+            build_request.destroy()
+            deleted = False
+        except exception.BuildRequestNotFound:
+            deleted = True
+    if deleted:
         LOG.info('Instance %s was deleted while it was scheduled; cleaning up',
                  instance.uuid)
         with nl_context.target_cell(context, cell) as cctxt:
@@ -191,6 +193,18 @@ def set_error(context: Any, instance: Any, error: BaseException, event: str,
                                                  exc_val=message, exc_tb=trace, host=host)
     except exception.InstanceActionNotFound:
         LOG.warning('No action recorded for %s to mark failed', instance.uuid)
+
+
+def _not_handed(context: Any, instance: Any, error: BaseException, event: str) -> None:
+    """ERROR for a build that never reached its host: ``event`` and the build event
+    started for the host both end in Error."""
+    set_error(context, instance, error, event)
+    message, trace = objects.InstanceActionEvent.format_error(error)
+    try:
+        objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT,
+                                                 exc_val=message, exc_tb=trace)
+    except exception.InstanceActionNotFound:
+        pass
 
 
 def _bury_or_log(context: Any, build_request: Any, spec: Any, error: BaseException) -> None:
@@ -267,6 +281,12 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
         instance.save()
         LOG.info('Rescheduling %s to %s after: %s', instance.uuid, selection.service_host,
                  '; '.join('%s: %s' % tuple(f) for f in failures))
+        try:
+            objects.InstanceActionEvent.event_start(context, instance.uuid, BUILD_EVENT,
+                                                    host=selection.service_host)
+        except exception.InstanceActionNotFound:
+            LOG.warning('No action recorded for %s to add its build on %s to',
+                        instance.uuid, selection.service_host)
         deps.compute_rpcapi.build_and_run_instance(
             context, instance=instance, host=selection.service_host, image=image,
             request_spec=request_spec, filter_properties=dict(filter_properties, retry=retry),
