@@ -94,6 +94,14 @@ def add_nodes(cell_url: str, placement_url: str, count: int, workers: int) -> No
                 'disk_allocation_ratio': 1.0, 'mapped': 1, 'created_at': now, 'deleted': 0,
                 **{k: v for k, v in NODE.items()}} for n in chunk])
 
+    add_providers(placement_url, nodes, workers)
+
+
+def add_providers(placement_url: str, nodes: list[dict], workers: int = 8,
+                  node_size: dict | None = None) -> None:
+    """A resource provider with VCPU, MEMORY_MB and DISK_GB inventory for each of
+    ``nodes`` (``{'uuid', 'host'}``), as a compute host's resource tracker reports it."""
+    size = node_size or NODE
     local = threading.local()
 
     def provider(node: dict) -> None:
@@ -106,9 +114,9 @@ def add_nodes(cell_url: str, placement_url: str, count: int, workers: int) -> No
         resp.raise_for_status()
         resp = session.put(placement_url + '/resource_providers/%s/inventories' % node['uuid'],
                            json={'resource_provider_generation': 0, 'inventories': {
-                               'VCPU': {'total': NODE['vcpus'], 'allocation_ratio': 4.0},
-                               'MEMORY_MB': {'total': NODE['memory_mb']},
-                               'DISK_GB': {'total': NODE['local_gb']}}}, timeout=60)
+                               'VCPU': {'total': size['vcpus'], 'allocation_ratio': 4.0},
+                               'MEMORY_MB': {'total': size['memory_mb']},
+                               'DISK_GB': {'total': size['local_gb']}}}, timeout=60)
         resp.raise_for_status()
 
     with futures.ThreadPoolExecutor(workers) as pool:
