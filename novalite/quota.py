@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, literal, select, union_all
 
 from novalite import exception
 from novalite.conf import CONF
@@ -79,15 +79,25 @@ def get_project_limits(project_id: str, user_id: str | None = None) -> dict[str,
 
 def get_limits(context: Any, project_id: str, user_id: str | None = None) -> dict[str, int]:
     """The limits a request of ``user_id`` is checked against: the project's, capped by
-    the user's own where one is set (usage is counted per project)."""
-    limits = get_project_limits(project_id)
+    the user's own where one is set (usage is counted per project). The class, project
+    and user rows come in one query: every create asks."""
+    qc, q, pu = api_models.QuotaClass, api_models.Quota, api_models.ProjectUserQuota
+    parts = [select(literal(0).label('kind'), qc.resource, qc.hard_limit)
+             .where(qc.class_name == DEFAULT_CLASS),
+             select(literal(1).label('kind'), q.resource, q.hard_limit)
+             .where(q.project_id == project_id)]
     if user_id:
-        with engine.api_reader() as session:
-            for row in session.scalars(select(api_models.ProjectUserQuota)
-                                       .filter_by(project_id=project_id, user_id=user_id)):
-                if row.resource in limits and row.hard_limit is not None:
-                    limits[row.resource] = min(limits[row.resource], row.hard_limit) \
-                        if limits[row.resource] >= 0 else row.hard_limit
+        parts.append(select(literal(2).label('kind'), pu.resource, pu.hard_limit)
+                     .where(pu.project_id == project_id, pu.user_id == user_id))
+    with engine.api_reader() as session:
+        rows = session.execute(union_all(*parts)).all()
+    limits = defaults()
+    for kind in (0, 1):
+        _overlay(limits, (row for row in rows if row.kind == kind))
+    for row in rows:
+        if row.kind == 2 and row.resource in limits and row.hard_limit is not None:
+            limits[row.resource] = min(limits[row.resource], row.hard_limit) \
+                if limits[row.resource] >= 0 else row.hard_limit
     return limits
 
 
