@@ -7,6 +7,7 @@ instance either handed to a host or in ERROR with a fault, and no allocation beh
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 import oslo_messaging as messaging
@@ -89,16 +90,12 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             _bury_or_log(context, build_request, spec, error)
         return
 
-    cells: dict[str, Any] = {}
     created: list[tuple[Any, Any, Any, list]] = []
     for build_request, spec, host_list in zip(build_requests, request_specs, host_lists,
                                               strict=True):
         selection = host_list[0]
         try:
-            cell = cells.get(selection.cell_uuid)
-            if cell is None:
-                cell = cells[selection.cell_uuid] = objects.CellMapping.get_by_uuid(
-                    context, selection.cell_uuid)
+            cell = _cell_mapping(context, selection.cell_uuid)
             instance = _create_in_cell(deps, context, build_request, cell, selection)
         except Exception as exc:
             LOG.exception('Could not create %s in its cell', build_request.instance_uuid)
@@ -137,6 +134,22 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
                               selection.service_host)
                 free_allocations(deps, context, [instance.uuid])
                 _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
+
+
+# Cell mappings by uuid with the time they were read: a cell's mapping (its database and
+# broker) changes only through novalite-manage, and is read again after CELL_CACHE_SECONDS.
+CELL_CACHE_SECONDS = 60.0
+_CELLS: dict[str, tuple[float, Any]] = {}
+
+
+def _cell_mapping(context: Any, cell_uuid: str) -> Any:
+    cached = _CELLS.get(cell_uuid)
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < CELL_CACHE_SECONDS:
+        return cached[1]
+    cell = objects.CellMapping.get_by_uuid(context, cell_uuid)
+    _CELLS[cell_uuid] = (now, cell)
+    return cell
 
 
 def _filter_properties(host_list: list) -> dict:
