@@ -462,15 +462,21 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             up = service is not None and self.servicegroup_api.service_is_up(service)
             if up and instance.vm_state == vm_states.RESIZED:
                 self._confirm_resize_on_deleting(cctxt, instance)
-            objects.InstanceAction.action_start(cctxt, instance.uuid,
-                                                instance_actions.DELETE, want_result=False)
             if up:
-                instance.task_state = task_states.DELETING
-                instance.save()
+                # The action, the host's terminate event (started as the delete is handed
+                # to it; the host finishes it) and DELETING: one transaction.
+                with engine.cell_transaction(cctxt):
+                    objects.InstanceAction.start_with_events(
+                        cctxt, instance.uuid, instance_actions.DELETE,
+                        [(instance_actions.TERMINATE_EVENT, instance.host, None)])
+                    instance.task_state = task_states.DELETING
+                    instance.save()
                 mapping.queued_for_delete = True
                 mapping.save()
                 self.compute_rpcapi.terminate_instance(cctxt, instance)
                 return
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.DELETE, want_result=False)
             self._local_delete(cctxt, instance)
             mapping.queued_for_delete = True
             mapping.save()

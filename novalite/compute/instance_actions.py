@@ -33,3 +33,6 @@ RESTORE = 'restore'
 # The compute's event of a build: the conductor starts it when it hands the build to a
 # host (conductor/tasks/build.py), the host finishes it (compute/build.py).
 BUILD_EVENT = 'compute__do_build_and_run_instance'
+# The compute's event of a delete: the API starts it with the delete action, the host
+# finishes it (compute/build.py terminate_instance).
+TERMINATE_EVENT = 'compute_terminate_instance'

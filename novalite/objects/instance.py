@@ -300,18 +300,24 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
 
     @base.remotable
     def destroy(self) -> None:
-        """Soft-delete the instance (and its metadata, tags); it answers 404 from then on."""
+        """Soft-delete the instance (and its metadata, tags); it answers 404 from then on.
+
+        Plain fields changed and not saved yet (a power state, ``terminated_at``) are
+        written with it, in the same statement.
+        """
         now = timeutils.utcnow()
+        changes = {k: v for k, v in self.obj_get_changes().items()
+                   if k not in _EXTRA_FIELDS and k not in ('fault', 'deleted', 'id', 'uuid')}
+        values = self._column_values(changes)
+        values.update(deleted=models.Instance.id, deleted_at=now, vm_state='deleted',
+                      task_state=None)
+        values.setdefault('terminated_at', func.coalesce(models.Instance.terminated_at, now))
         with engine.cell_writer(self._context) as session:
-            row = session.scalars(select(models.Instance)
-                                  .filter_by(uuid=self.uuid, deleted=0)).first()
-            if row is None:
+            done = session.execute(update(models.Instance).where(
+                models.Instance.uuid == self.uuid, models.Instance.deleted == 0)
+                .values(**values)).rowcount
+            if done != 1:
                 raise exception.InstanceNotFound(instance_id=self.uuid)
-            row.deleted = row.id
-            row.deleted_at = now
-            row.vm_state = 'deleted'
-            row.task_state = None
-            row.terminated_at = row.terminated_at or now
             for table in (models.InstanceMetadata, models.InstanceSystemMetadata,
                           models.InstanceExtra, models.InstanceInfoCache):
                 session.execute(update(table).where(table.instance_uuid == self.uuid)
