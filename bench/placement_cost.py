@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> dict:
     name = 'nlpc_%s' % uuid.uuid4().hex[:8]
     figures: dict = {'benchmark': 'placement_cost', 'boots': args.boots,
                      'concurrency': args.concurrency, 'nodes': args.nodes,
-                     'backend': args.db}
+                     'backend': args.db, 'gunicorn': '%d workers x %d threads' % (
+                         args.workers, args.threads)}
     placement = None
     db_name = name + '_placement'
     api_name = name + '_api'
@@ -95,7 +96,8 @@ def run(args: argparse.Namespace) -> dict:
             migration.db_sync('api', url=api_url)
             placement = PlacementProcess(state_dir, url, scheduler_scale._free_port(),
                                          os.path.join(sys.prefix, 'bin'),
-                                         os.path.join(state_dir, 'placement.log'))
+                                         os.path.join(state_dir, 'placement.log'),
+                                         workers=args.workers, threads=args.threads)
             placement.setup()
             placement.start()
             scheduler_scale._configure(api_url, placement.url)
@@ -120,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--concurrency', type=int, default=5)
     parser.add_argument('--nodes', type=int, default=2, help='compute node providers')
     parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
+    parser.add_argument('--workers', type=int, default=1, help="Placement's gunicorn workers")
+    parser.add_argument('--threads', type=int, default=8, help='threads per worker')
     args = parser.parse_args(argv)
     objects.register_all()
     print(json.dumps(run(args)), flush=True)

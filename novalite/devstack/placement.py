@@ -20,7 +20,7 @@ class PlacementProcess:
     """
 
     def __init__(self, state_dir: str, db_url: str, port: int, bin_dir: str,
-                 log_file: str) -> None:
+                 log_file: str, workers: int = 1, threads: int = 8) -> None:
         self.conf_dir = os.path.join(state_dir, 'placement')
         self.db_url = db_url
         self.port = port
@@ -31,7 +31,8 @@ class PlacementProcess:
         env = process.child_env(OS_PLACEMENT_CONFIG_DIR=self.conf_dir)
         self.process = process.Process('placement', [
             os.path.join(bin_dir, 'gunicorn'), '--no-control-socket',
-            '-b', '127.0.0.1:%d' % port, '-w', '1', '--threads', '8', '--timeout', '120',
+            '-b', '127.0.0.1:%d' % port, '-w', str(workers), '--threads', str(threads),
+            '--timeout', '120',
             # The pid file puts the state folder on the command line, where pgrep finds it.
             '--pid', os.path.join(self.conf_dir, 'gunicorn.pid'),
             'placement.wsgi.api:application'], log_file, env)
