@@ -5,12 +5,19 @@ time, so the choice is made when the ``novalite`` package is imported: from the
 environment variable ``NOVALITE_CONCURRENCY_BACKEND`` if set, else from
 ``[DEFAULT] concurrency_backend`` in the ``--config-file`` files on the command line,
 else native threads (Nova 34's default).
+
+A process of the threading backend never loads eventlet: futurist, oslo.concurrency and
+oslo.log import it whenever it is installed (it is, for the optional backend), which
+costs every daemon 17 MB of memory and 0.2 s of start-up CPU (eventlet, greenlet and
+dnspython) for nothing. Those libraries treat it as absent.
 """
 from __future__ import annotations
 
 import configparser
+import importlib.abc
 import os
 import sys
+from typing import Any
 
 ENV_VAR = 'NOVALITE_CONCURRENCY_BACKEND'
 _chosen: str | None = None
@@ -34,6 +41,22 @@ def _from_config_files(argv: list[str]) -> str | None:
     return value
 
 
+class _WithoutEventlet(importlib.abc.MetaPathFinder):
+    """Makes ``import eventlet`` fail as if it were not installed."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == 'eventlet' or name.startswith('eventlet.'):
+            raise ImportError('eventlet is not used with concurrency_backend = threading',
+                              name=name)
+        return None
+
+
+def _keep_eventlet_out() -> None:
+    if 'eventlet' not in sys.modules and \
+            not any(isinstance(f, _WithoutEventlet) for f in sys.meta_path):
+        sys.meta_path.insert(0, _WithoutEventlet())
+
+
 def choose(argv: list[str] | None = None) -> str:
     """Select and initialise the backend once; returns 'threading' or 'eventlet'."""
     global _chosen
@@ -50,6 +73,7 @@ def choose(argv: list[str] | None = None) -> str:
         eventlet.monkey_patch()
         backend.init_backend(backend.BackendType.EVENTLET)
     else:
+        _keep_eventlet_out()
         backend.init_backend(backend.BackendType.THREADING)
     _chosen = value
     return value

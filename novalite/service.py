@@ -1,14 +1,24 @@
 """A running daemon: an RPC server for its topic, a heartbeat, and periodic tasks.
 
-``Service`` is an oslo.service service, so ``launch()`` runs it under oslo.service's
-launcher in the daemons: SIGTERM stops taking messages, lets those in progress finish
-(at most ``[DEFAULT] graceful_shutdown_timeout`` seconds) and exits 0; SIGHUP re-reads
-the mutable options of the config files (log levels) and the policy file without
+``launch()`` runs services in the daemons: a one-worker daemon of the threading backend
+in its own process (``OneProcessLauncher``), several workers under oslo.service's
+launcher. SIGTERM stops taking messages, lets those in progress finish (at most
+``[DEFAULT] graceful_shutdown_timeout`` seconds) and exits 0; SIGHUP re-reads the
+mutable options of the config files (log levels) and the policy file without
 restarting the RPC server. Tests and novalite-all call ``start()``/``stop()`` directly,
 several services in one process.
+
+Daemons may start in any order: a compute waits for a conductor to answer before its
+first object call, and every service reports its first heartbeat only once its RPC
+server has declared its queue.
 """
 from __future__ import annotations
 
+import gc
+import logging as std_logging
+import os
+import queue
+import signal
 import sys
 import threading
 from typing import Any
@@ -17,8 +27,8 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 from oslo_service import service as os_service
 
+from novalite import concurrency, exception, objects, rpc, utils
 from novalite import context as nl_context
-from novalite import exception, objects, rpc, utils
 from novalite.conf import CONF
 from novalite.objects import base as obj_base
 
@@ -79,6 +89,8 @@ class Service(os_service.Service):
         self.service_ref: Any = None
         self.rpcserver: Any = None
         self._stopping = threading.Event()
+        # Orders a stop against a start still in progress (a SIGTERM during start-up).
+        self._start_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
     def _call(self, fn: Any, *args: Any) -> Any:
@@ -88,10 +100,14 @@ class Service(os_service.Service):
         return fn(*args)
 
     def start(self) -> None:
+        """Register, run ``init_host``, serve the topic, then report the first heartbeat.
+
+        The first heartbeat comes after the RPC server has declared its queue, so a
+        service seen beating takes messages: a message sent to it from then on waits in
+        its queue instead of being dropped by the broker.
+        """
         context = nl_context.get_admin_context()
-        if hasattr(self.indirection_api, 'wait_until_ready'):
-            # Compute's first object call must not go to a conductor that is not there.
-            self.indirection_api.wait_until_ready(context)
+        self._wait_for_conductor(context)
         self._call(self._register, context)
         self._call(self.manager.init_host)
         endpoints = [self.manager] + list(getattr(self.manager, 'additional_endpoints', []))
@@ -99,20 +115,32 @@ class Service(os_service.Service):
             endpoints = [_IndirectEndpoint(e, self.indirection_api) for e in endpoints]
         target = messaging.Target(topic=self.topic, server=self.host)
         _bound_idle_poll()
-        self.rpcserver = rpc.get_server(target, endpoints)
-        self.rpcserver.start()
+        with self._start_lock:
+            if self._stopping.is_set():
+                return
+            self.rpcserver = rpc.get_server(target, endpoints)
+            self.rpcserver.start()
+        self._call(self._heartbeat)
         self._start_loop('heartbeat', self.report_interval, self._heartbeat)
         self._start_loop('periodic', self.periodic_interval, self._periodic)
         LOG.info('%s started on %s (topic %s)', self.binary, self.host, self.topic)
 
+    def _wait_for_conductor(self, context: Any) -> None:
+        """A service whose objects go to a conductor (compute) waits until one answers:
+        started together with the conductor, its first object call would otherwise go
+        to a queue that does not exist yet and be dropped."""
+        api = self.indirection_api or obj_base.current_indirection_api()
+        if hasattr(api, 'wait_until_ready'):
+            api.wait_until_ready(context)
+
     def _register(self, context: Any) -> None:
+        """Find or create this service's record (heartbeats start once it serves)."""
         ref = objects.Service.get_by_host_and_binary(context, self.host, self.binary)
         if ref is None:
             ref = objects.Service(context, host=self.host, binary=self.binary,
                                   topic=self.topic, report_count=0)
             ref.create()
         self.service_ref = ref
-        ref.heartbeat()
 
     def _start_loop(self, name: str, interval: int, fn: Any) -> None:
         """Call ``fn`` every ``interval`` seconds, or sooner when ``fn`` returns a smaller
@@ -139,6 +167,7 @@ class Service(os_service.Service):
             LOG.warning('Service record of %s on %s vanished; recreating it',
                         self.binary, self.host)
             self._register(nl_context.get_admin_context())
+            self.service_ref.heartbeat()
 
     def _periodic(self) -> float:
         return self.manager.periodic_tasks(nl_context.get_admin_context())
@@ -146,10 +175,13 @@ class Service(os_service.Service):
     def stop(self, graceful: bool = True) -> None:
         """Stop taking messages, let the ones in progress finish, stop the loops."""
         self._stopping.set()
-        if self.rpcserver is not None:
+        with self._start_lock:
+            # A start in progress has started the RPC server by now, or never will.
+            rpcserver = self.rpcserver
+        if rpcserver is not None:
             try:
-                self.rpcserver.stop()
-                self.rpcserver.wait()
+                rpcserver.stop()
+                rpcserver.wait()
             except Exception:
                 LOG.exception('Error stopping the RPC server of %s', self.binary)
         # Work an endpoint handed to a thread (a compute's build) finishes too.
@@ -198,18 +230,136 @@ def _keep_workers_on_sighup(launcher: Any) -> None:
     manager.register_hooks(on_new_worker=on_new_worker)
 
 
+class OneProcessLauncher:
+    """Runs services in this process until SIGTERM: a one-worker daemon of the threading
+    backend, without oslo.service's master process (which, with cotyledon, forks a
+    worker even for one: a second process holding the same imports).
+
+    - SIGTERM or SIGINT: a graceful stop (each service's ``stop()``: stop taking
+      messages, finish those in progress), then exit 0. When that takes longer than
+      ``[DEFAULT] graceful_shutdown_timeout`` seconds (0: no limit), exit 1 at once. A
+      second SIGINT during the stop exits at once too.
+    - SIGTERM or SIGINT during start-up (a compute still waiting for a conductor):
+      exit 0 at once; nothing was served yet.
+    - SIGHUP: re-read the config files' mutable options, then ``reset()`` each service
+      (policy), without a restart.
+
+    A crash ends the process; systemd restarts it (``Restart=on-failure``).
+    """
+
+    def __init__(self, services: list[Any]) -> None:
+        self.services = services
+        # Signal handlers only queue the signal: a SimpleQueue put is safe in a handler.
+        self._signals: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._state = 'starting'
+
+    def _on_signal(self, signo: int, frame: Any) -> None:
+        if signo in (signal.SIGTERM, signal.SIGINT) and self._state == 'starting':
+            LOG.info('Stopped by signal %d during start-up', signo)
+            os._exit(0)
+        if signo == signal.SIGINT and self._state == 'stopping':
+            os._exit(1)
+        self._signals.put(signo)
+
+    def run(self) -> int:
+        """Start the services, serve until SIGTERM, stop; returns the exit code."""
+        for signo in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signo, self._on_signal)
+        self._log_options()
+        try:
+            for svc in self.services:
+                svc.start()
+        except Exception:
+            LOG.exception('Error starting the service')
+            self._state = 'stopping'
+            self._stop()
+            return 1
+        self._state = 'running'
+        while True:
+            signo = self._signals.get()
+            if signo != signal.SIGHUP:
+                break
+            CONF.mutate_config_files()
+            self._log_options()
+            for svc in self.services:
+                svc.reset()
+        self._state = 'stopping'
+        return self._stop()
+
+    @staticmethod
+    def _log_options() -> None:
+        """Every option's value at DEBUG, at start and after each reload (as
+        oslo.service's launchers do), unless ``[DEFAULT] log_options`` is false."""
+        if CONF.log_options:
+            CONF.log_opt_values(LOG, std_logging.DEBUG)
+
+    def _stop(self) -> int:
+        timeout = CONF.graceful_shutdown_timeout
+        if timeout:
+            timer = threading.Timer(timeout, self._stop_timed_out)
+            timer.daemon = True
+            timer.start()
+        for svc in reversed(self.services):
+            try:
+                svc.stop()
+            except Exception:
+                LOG.exception('Error stopping the service')
+        return 0
+
+    @staticmethod
+    def _stop_timed_out() -> None:
+        LOG.error('Graceful shutdown took longer than graceful_shutdown_timeout; exiting')
+        os._exit(1)
+
+
+def _prepare_fork() -> None:
+    """Before the launcher forks the workers: do once what each would do by itself.
+
+    What is imported before the fork is shared; what a worker imports on first use it
+    imports alone: the models (objects import them on their first query, see
+    ``novalite.db.lazy``) and their mapping, and the DB-API driver that SQLAlchemy
+    imports on the first connection (PyMySQL, which imports cryptography): 0.1-0.2 s of
+    CPU in every worker. Nothing connects here. Then the objects alive now move out of
+    the garbage collector's reach (``gc.freeze``): a collection in a worker would
+    otherwise write to every page holding them and make the worker's own copy of
+    memory it could share with the master.
+    """
+    from sqlalchemy import orm
+    from sqlalchemy.engine import make_url
+
+    from novalite.db.api import models as api_models  # noqa: F401
+    from novalite.db.main import models as main_models  # noqa: F401
+    orm.configure_mappers()
+    for url in {CONF.database.connection, CONF.api_database.connection} - {None, ''}:
+        try:
+            make_url(url).get_dialect().import_dbapi()
+        except Exception as exc:
+            # The worker that uses the URL reports what is wrong with it (the URL, with
+            # its password, stays out of the log).
+            LOG.debug('No database driver imported before the fork: %s',
+                      type(exc).__name__)
+    gc.freeze()
+
+
 def launch(services: list[Any], workers: int | None = None) -> int:
     """Run services in the foreground until SIGTERM; return the exit code.
 
-    One worker runs under oslo.service's ServiceLauncher, several under its
-    ProcessLauncher (one process each, the services built before the fork).
+    One worker of the threading backend runs in this process (``OneProcessLauncher``);
+    several run under oslo.service's ProcessLauncher (a master and one process per
+    worker, the services built before the fork). The eventlet backend's launchers run
+    one worker in this process themselves.
     """
+    workers = workers or 1
+    if workers == 1 and concurrency.choose() == 'threading':
+        return OneProcessLauncher(services).run()
+    if workers > 1:
+        _prepare_fork()
     launcher: Any = None
     for svc in services:
         if launcher is None:
-            launcher = os_service.launch(CONF, svc, workers=workers or 1,
+            launcher = os_service.launch(CONF, svc, workers=workers,
                                          restart_method='mutate')
             _keep_workers_on_sighup(launcher)
         else:
-            launcher.launch_service(svc, workers=workers or 1)
+            launcher.launch_service(svc, workers=workers)
     return launcher.wait() or 0

@@ -1,7 +1,21 @@
 """What other services call on the conductor (thin wrappers over the RPC clients)."""
 from __future__ import annotations
 
+import time
+from typing import Any
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+
 from novalite.conductor import rpcapi
+
+LOG = logging.getLogger(__name__)
+
+# A ping to a conductor that is not up yet is dropped by the broker (its queue does not
+# exist), so the wait for its answer is all lost time: short pings while the services
+# start together, then the configured RPC timeout.
+EARLY_PING_TIMEOUT = 0.5
+EARLY_PING_PERIOD = 30.0
 
 
 class ComputeTaskAPI(rpcapi.ComputeTaskAPI):
@@ -10,3 +24,35 @@ class ComputeTaskAPI(rpcapi.ComputeTaskAPI):
 
 class API(rpcapi.ConductorAPI):
     """Object indirection, as compute hosts use it."""
+
+    def wait_until_ready(self, context: Any, early_timeout: float = EARLY_PING_TIMEOUT,
+                         early_period: float = EARLY_PING_PERIOD) -> None:
+        """Block until a conductor answers a ping, as Nova's compute does at start-up.
+
+        A compute started together with its conductor (systemd starts every unit at
+        once) would otherwise send its first object call before the conductor's queue
+        exists; the broker drops it and the call waits the whole ``rpc_response_timeout``.
+
+        :param early_timeout: seconds each ping waits during the first ``early_period``
+            seconds; after that each waits ``[DEFAULT] rpc_response_timeout``
+        """
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            early = time.monotonic() - started < early_period
+            # None: the client's own timeout, [DEFAULT] rpc_response_timeout.
+            timeout = early_timeout if early else None
+            try:
+                self.client.prepare(timeout=timeout).call(context, 'ping', arg='ready')
+            except messaging.MessagingTimeout:
+                # Quiet while services are starting together; a conductor still
+                # missing after that is worth a warning per attempt.
+                log = LOG.debug if early else LOG.warning
+                log('No conductor answered (attempt %d); is novalite-conductor running?',
+                    attempt)
+                continue
+            if attempt > 1:
+                LOG.info('A conductor answered after %d attempts (%.1f s)', attempt,
+                         time.monotonic() - started)
+            return

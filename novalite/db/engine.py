@@ -9,13 +9,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Any
-
-from oslo_db.sqlalchemy import engines
-from sqlalchemy import Engine, event
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any
 
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
+    from sqlalchemy.orm import Session
+
+# oslo.db and SQLAlchemy are imported by the first engine: a compute process, which
+# reaches its database through the conductor, never loads them (see novalite.db.lazy).
 
 _ENGINES: dict[tuple[str, bool], Engine] = {}
 _LOCK = threading.Lock()
@@ -30,6 +33,7 @@ def _sqlite_transactions(engine: Engine, writer: bool) -> None:
     oslo.db already turns pysqlite's implicit BEGIN off and emits a deferred BEGIN of its
     own; that listener is replaced by one that knows readers from writers.
     """
+    from sqlalchemy import event
     for listener in list(engine.dispatch.begin):
         if getattr(listener, '__name__', '') == '_sqlite_emit_begin':
             event.remove(engine, 'begin', listener)
@@ -60,6 +64,7 @@ def get_engine(url: str, writer: bool = True) -> Engine:
     with _LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
+            from oslo_db.sqlalchemy import engines
             engine = engines.create_engine(
                 url, sqlite_fk=True, mysql_sql_mode='TRADITIONAL',
                 connection_recycle_time=CONF.database.connection_recycle_time,
@@ -115,6 +120,7 @@ def _session(url: str, write: bool) -> Iterator[Session]:
     if joined is not None:
         yield joined
         return
+    from sqlalchemy.orm import Session
     session = Session(get_engine(url, writer=write), expire_on_commit=False,
                       autoflush=False)
     try:
@@ -143,6 +149,34 @@ def cell_writer(context=None) -> contextlib.AbstractContextManager[Session]:
 
 def cell_reader(context=None) -> contextlib.AbstractContextManager[Session]:
     return _session(cell_url(context), False)
+
+
+@contextlib.contextmanager
+def _connection(url: str) -> Iterator[Connection]:
+    """A Core connection for reads, without an ORM session: a status poll's reads cost
+    half as much this way (no session to set up, one ROLLBACK at the end instead of the
+    session's and the pool's). Inside ``cell_transaction``/``api_transaction`` it is
+    that transaction's connection, so the reads see its writes."""
+    from novalite.objects import base as obj_base
+    if obj_base._IndirectionAPI.process_api is not None:
+        from novalite import exception
+        raise exception.DBNotAllowed(binary='novalite-compute')
+    joined = getattr(_JOINED, 'sessions', {}).get(url)
+    if joined is not None:
+        yield joined.connection()
+        return
+    with get_engine(url, writer=False).connect() as connection:
+        yield connection
+
+
+def api_connection() -> contextlib.AbstractContextManager[Connection]:
+    """A Core connection to read the API database (see ``_connection``)."""
+    return _connection(api_url())
+
+
+def cell_connection(context=None) -> contextlib.AbstractContextManager[Connection]:
+    """A Core connection to read the context's cell database (see ``_connection``)."""
+    return _connection(cell_url(context))
 
 
 def cell_transaction(context=None) -> contextlib.AbstractContextManager[Session]:

@@ -2,6 +2,7 @@
 vhost. Everything made here is named by the caller, so teardown can find it again."""
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 
@@ -28,7 +29,23 @@ def database_url(backend: str, name: str) -> str:
     url = make_url(SERVER_URLS[backend]).set(database=name)
     if backend == 'mysql':
         url = url.update_query_dict({'charset': 'utf8mb4'})
+        if not _mysql_has_tls():
+            # PyMySQL (1.2 on) builds a TLS context for every connection, loading the
+            # system's CA certificates (25 ms of CPU), to try TLS on a server that may
+            # offer it; a server without TLS need not cost each connection that.
+            url = url.update_query_dict({'ssl_disabled': 'true'})
     return url.render_as_string(hide_password=False)
+
+
+@functools.cache
+def _mysql_has_tls() -> bool:
+    engine = _admin_engine('mysql')
+    try:
+        with engine.connect() as conn:
+            row = conn.exec_driver_sql("SHOW VARIABLES LIKE 'have_ssl'").first()
+    finally:
+        engine.dispose()
+    return row is not None and row[1] == 'YES'
 
 
 def create_database(backend: str, name: str) -> str:
@@ -109,15 +126,3 @@ def close_connections(vhost: str, reason: str = 'closed by the devstack harness'
 def connection_count(vhost: str) -> int:
     out = rabbitmqctl('list_connections', '-p', vhost, '-q', '--no-table-headers', 'name')
     return len([line for line in out.splitlines() if line.strip()])
-
-
-def queue_consumers(vhost: str) -> dict[str, int]:
-    """Consumers per queue name of ``vhost``."""
-    out = rabbitmqctl('list_queues', '-p', vhost, '-q', '--no-table-headers',
-                      'name', 'consumers')
-    counts = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            counts[parts[0]] = int(parts[1])
-    return counts

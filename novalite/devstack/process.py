@@ -33,9 +33,13 @@ def unit_command(unit_file: str, bin_dir: str, config_file: str) -> list[str]:
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    """This process's environment minus what would override a daemon's config file."""
+    """This process's environment minus what would override a daemon's config file,
+    and minus ``PYTHONDONTWRITEBYTECODE``: an installed novalite has its bytecode
+    (pip compiles it), so the daemons keep theirs too instead of compiling every module
+    from source at each start (0.1 s of CPU per daemon)."""
     env = {k: v for k, v in os.environ.items()
-           if k != 'NOVALITE_CONCURRENCY_BACKEND' and not k.startswith('OS_')}
+           if k not in ('NOVALITE_CONCURRENCY_BACKEND', 'PYTHONDONTWRITEBYTECODE')
+           and not k.startswith('OS_')}
     env['PYTHONUNBUFFERED'] = '1'
     env.update(extra)
     return env

@@ -83,6 +83,7 @@ class Stack:
         self.image_id = ''
         self.clouds_yaml = os.path.join(self.state_dir, 'clouds.yaml')
         self.timings: dict[str, float] = {}
+        self._engines: dict[str, sa.Engine] = {}
         self._glance_thread: threading.Thread | None = None
         self._record_lock = threading.Lock()
 
@@ -182,25 +183,39 @@ class Stack:
             self.manage(*args)
 
     def _start_daemons(self) -> None:
-        """Each daemon with its unit's command line; returns when the computes report."""
-        for name in (*CONTROLLER_DAEMONS, *self._compute_names(), 'api'):
+        """Start every daemon at once, as systemd starts the units; return when each
+        service heartbeats, the API answers and the computes have reported their nodes.
+
+        The daemons are correct in any order: a compute waits for a conductor to answer
+        before its first object call, and a service heartbeats only once its RPC server
+        has declared its queue (a message sent to it from then on waits there).
+        """
+        # Created API first, conductor last: the order in which stopping them one by
+        # one leaves no daemon waiting on one already gone.
+        names = ('api', *self._compute_names(), *reversed(CONTROLLER_DAEMONS))
+        for name in names:
             self.daemons[name] = process.Process(
                 name, process.unit_command(self._unit(name), self.bin_dir,
                                            self.conf_file(name)),
                 os.path.join(self.log_dir, name + '.stdout'))
-        # The conductor must consume its queue before a compute asks it anything: a
-        # compute's first object call sent earlier is dropped by the broker, and the
-        # compute waits the whole rpc_response_timeout for it.
-        for name in CONTROLLER_DAEMONS:
+        services = [name for name in names if name != 'api']
+        before = self._report_counts()
+        for name in names:
             self.start(name, wait=False)
-        for name in CONTROLLER_DAEMONS:
-            self.wait_up(name)
-        self.wait_consumers(CONTROLLER_DAEMONS)
-        for name in (*self._compute_names(), 'api'):
-            self.start(name, wait=False)
-        self.wait_api()
-        self.wait_for(lambda: set(self.compute_nodes()) >= set(self.computes), 90,
-                      'compute nodes %s' % ', '.join(self.computes))
+
+        def ready() -> bool:
+            for name in names:
+                daemon = self.daemons[name]
+                if not daemon.running():
+                    raise RuntimeError('%s exited (%s):\n%s' % (
+                        os.path.basename(daemon.argv[0]), name, daemon.tail()))
+            counts = self._report_counts()
+            if any(counts.get(self._service_key(name), -1)
+                   <= before.get(self._service_key(name), -1) for name in services):
+                return False
+            return set(self.compute_nodes()) >= set(self.computes) and self._api_answers()
+        self.wait_for(ready, 90, 'the daemons (heartbeats, compute nodes, the Compute API)',
+                      0.1)
 
     def _start_glance(self) -> None:
         try:
@@ -286,11 +301,14 @@ class Stack:
             api = self.daemons['api']
             if not api.running():
                 raise RuntimeError('novalite-api exited:\n%s' % api.tail())
-            try:
-                return requests.get(self.api_url + '/', timeout=10).status_code == 200
-            except requests.RequestException:
-                return False
+            return self._api_answers()
         self.wait_for(answers, timeout, 'the Compute API on %s' % self.api_url)
+
+    def _api_answers(self) -> bool:
+        try:
+            return requests.get(self.api_url + '/', timeout=10).status_code == 200
+        except requests.RequestException:
+            return False
 
     @staticmethod
     def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.2) -> Any:
@@ -305,12 +323,14 @@ class Stack:
 
     def query(self, db: str, sql: str, **params: Any) -> list[sa.Row]:
         """Rows of a query on the ``api``, ``cell1``, ``cell1_cell0`` or ``placement`` DB."""
-        engine = sa.create_engine(self.db_urls[db], poolclass=sa.pool.NullPool)
-        try:
-            with engine.connect() as conn:
-                return list(conn.execute(sa.text(sql), params))
-        finally:
-            engine.dispose()
+        engine = self._engines.get(db)
+        if engine is None:
+            # One engine per database (its dialect set up once); no pool: nothing stays
+            # connected to a database that teardown drops.
+            engine = self._engines.setdefault(db, sa.create_engine(
+                self.db_urls[db], poolclass=sa.pool.NullPool))
+        with engine.connect() as conn:
+            return list(conn.execute(sa.text(sql), params))
 
     def compute_nodes(self) -> list[str]:
         return [r.host for r in self.query(
@@ -318,10 +338,13 @@ class Stack:
 
     def report_count(self, host: str, binary: str = 'novalite-compute') -> int:
         """Heartbeats of a service so far; -1 when it has no record."""
-        # "binary" is a keyword that MariaDB and PostgreSQL quote differently: filter here.
+        return self._report_counts().get((host, binary), -1)
+
+    def _report_counts(self) -> dict[tuple[str, str], int]:
+        """Heartbeats so far of every service, by (host, binary)."""
+        # "binary" is a keyword that MariaDB and PostgreSQL quote differently: no filter.
         rows = self.query('cell1', 'SELECT * FROM services WHERE deleted = 0')
-        counts = [r.report_count for r in rows if r.host == host and r.binary == binary]
-        return counts[0] if counts else -1
+        return {(r.host, r.binary): r.report_count for r in rows}
 
     # -- faults --------------------------------------------------------------------------
 
@@ -343,7 +366,8 @@ class Stack:
 
     def start(self, name: str, wait: bool = True) -> None:
         """Start a stopped daemon with the same command line; wait for its heartbeat."""
-        before = -1 if name == 'api' else self.report_count(*self._service_key(name))
+        before = -1 if name == 'api' or not wait else self.report_count(
+            *self._service_key(name))
         daemon = self.daemons[name]
         daemon.start()
         self._record_pid(name, daemon.pid)
@@ -362,13 +386,6 @@ class Stack:
                 raise RuntimeError('%s exited:\n%s' % (name, daemon.tail()))
             return self.report_count(*self._service_key(name)) > before
         self.wait_for(beating, timeout, 'a heartbeat of %s' % name)
-
-    def wait_consumers(self, topics: tuple[str, ...], timeout: float = 60.0) -> None:
-        """Wait until each RPC topic's queue has a consumer on the broker."""
-        def consumed() -> bool:
-            queues = backends.queue_consumers(self.name)
-            return all(queues.get(topic, 0) > 0 for topic in topics)
-        self.wait_for(consumed, timeout, 'consumers of %s' % ', '.join(topics), 0.5)
 
     def restart(self, name: str) -> None:
         self.stop(name)

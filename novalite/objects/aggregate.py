@@ -6,11 +6,11 @@ from typing import Any
 
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
-from sqlalchemy import delete, select
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.api import models
+from novalite.db.lazy import api_models as models
+from novalite.db.lazy import delete, select
 from novalite.objects import base
 
 AZ_KEY = 'availability_zone'

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 from oslo_versionedobjects import fields
-from sqlalchemy import select
 
 from novalite import exception
 from novalite.context import CELL0_UUID
 from novalite.db import engine
-from novalite.db.api import models
+from novalite.db.lazy import api_models as models
+from novalite.db.lazy import select
 from novalite.objects import base
 
 

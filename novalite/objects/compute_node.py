@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
-from sqlalchemy import select
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.main import models
+from novalite.db.lazy import main_models as models
+from novalite.db.lazy import select
 from novalite.objects import base
 
 # Fields stored as JSON text.

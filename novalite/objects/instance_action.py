@@ -5,11 +5,11 @@ import traceback as tb
 
 from oslo_utils import timeutils
 from oslo_versionedobjects import fields
-from sqlalchemy import insert, select
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.main import models
+from novalite.db.lazy import insert, select
+from novalite.db.lazy import main_models as models
 from novalite.objects import base
 
 

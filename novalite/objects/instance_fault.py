@@ -5,11 +5,11 @@ import traceback
 from typing import Any
 
 from oslo_versionedobjects import fields
-from sqlalchemy import select
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.main import models
+from novalite.db.lazy import main_models as models
+from novalite.db.lazy import select
 from novalite.objects import base
 
 

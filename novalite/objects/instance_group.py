@@ -9,13 +9,12 @@ from typing import Any
 
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
-from sqlalchemy import delete, select
 
 from novalite import context as nl_context
 from novalite import exception
 from novalite.db import engine
-from novalite.db.api import models
-from novalite.db.main import models as main_models
+from novalite.db.lazy import api_models as models
+from novalite.db.lazy import delete, main_models, select
 from novalite.objects import base
 
 AFFINITY = 'affinity'

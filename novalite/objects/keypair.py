@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from oslo_db import exception as db_exc
 from oslo_versionedobjects import fields
-from sqlalchemy import func, select
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.api import models
+from novalite.db.lazy import api_models as models
+from novalite.db.lazy import func, select
 from novalite.objects import base
 
 KEYPAIR_TYPE_SSH = 'ssh'

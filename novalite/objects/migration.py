@@ -11,11 +11,11 @@ from typing import Any
 
 from oslo_utils import timeutils, uuidutils
 from oslo_versionedobjects import fields
-from sqlalchemy import and_, or_, select
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.main import models
+from novalite.db.lazy import and_, or_, select
+from novalite.db.lazy import main_models as models
 from novalite.objects import base
 
 # Statuses after which a migration no longer holds anything on its hosts (Nova's list).

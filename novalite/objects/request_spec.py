@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from oslo_versionedobjects import fields
-from sqlalchemy import select, update
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.api import models
+from novalite.db.lazy import api_models as models
+from novalite.db.lazy import select, update
 from novalite.objects import base
 
 

@@ -5,11 +5,11 @@ import datetime
 
 from oslo_utils import timeutils, uuidutils
 from oslo_versionedobjects import fields
-from sqlalchemy import or_, select, update
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.main import models
+from novalite.db.lazy import main_models as models
+from novalite.db.lazy import or_, select, update
 from novalite.objects import base
 
 # Bumped when the RPC interfaces of services change incompatibly.

@@ -1,7 +1,8 @@
 """The daemons as real processes: RabbitMQ vhost, SQLite databases, signals, WSGI servers.
 
 Each daemon is started as its systemd unit starts it (``novalite-X --config-file F``), in
-its own session: oslo.service's threading launcher relays SIGHUP to its process group.
+its own session: oslo.service's threading launcher of several workers relays SIGHUP to
+its process group.
 """
 from __future__ import annotations
 
@@ -171,8 +172,9 @@ def test_sighup_keeps_serving_and_sigterm_exits_promptly(site, vhost):
     for binary in daemons:
         _wait_for(lambda b=binary: site.report_count(b) >= 2 and 'started on ctl' in site.log(b),
                   what='%s heartbeats' % binary)
+    # One worker of the threading backend: the daemon is one process, no master.
     workers = {b: _children(p.pid) for b, p in daemons.items()}
-    assert all(len(w) == 1 for w in workers.values()), workers
+    assert workers == {b: set() for b in daemons}, workers
 
     # A changed mutable option (debug) is applied on SIGHUP, without a restart.
     site.config('daemons', default='debug = true\n')
@@ -193,13 +195,31 @@ def test_sighup_keeps_serving_and_sigterm_exits_promptly(site, vhost):
         assert '%s stopped on ctl' % binary in site.log(binary)
 
 
+def test_two_workers_reload_in_place_on_sighup(site, vhost):
+    """Several workers run under oslo.service's launcher: a master and a process each,
+    which reload their configuration without being forked again."""
+    conf = site.config('workers', api='[conductor]\nworkers = 2\n')
+    proc = site.start('novalite-conductor', conf)
+    _wait_for(lambda: site.log('novalite-conductor').count('started on ctl') == 2,
+              what='two conductor workers')
+    workers = _children(proc.pid)
+    assert len(workers) == 2, workers
+    site.config('workers', default='debug = true\n', api='[conductor]\nworkers = 2\n')
+    proc.send_signal(signal.SIGHUP)
+    _wait_for(lambda: site.log('novalite-conductor').count('reloaded its configuration')
+              == 2, what='both workers reloading')
+    assert _children(proc.pid) == workers
+    assert _ping(vhost, 'conductor', 'ctl') == 'pong'
+    assert _terminate(proc, within=5) < 3
+
+
 def test_eventlet_conductor_serves_rpc(site, vhost):
     proc = site.start('novalite-conductor',
                       site.config('eventlet', default='concurrency_backend = eventlet\n'))
     count = site.report_count('novalite-conductor')
     _wait_for(lambda: site.report_count('novalite-conductor') > count, what='heartbeat')
     assert _ping(vhost, 'conductor', 'ctl') == 'pong'
-    # The eventlet launcher runs one worker in its own process; the threading one forks.
+    # The eventlet launcher runs one worker in its own process, as the threading one.
     assert _children(proc.pid) == set()
     assert _terminate(proc, within=5) < 3
 
