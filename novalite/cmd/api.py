@@ -132,7 +132,10 @@ class WSGIService(os_service.Service):
 
     def __init__(self, app: Any = None) -> None:
         super().__init__()
-        app = app if app is not None else loader.load_app()
+        if app is None:
+            app = loader.load_app()
+            # Before the launcher forks the workers (see freeze_loaded_objects).
+            loader.freeze_loaded_objects()
         server_class = (_EventletServer if concurrency.choose() == 'eventlet'
                         else _ThreadedServer)
         self.server = server_class(app, CONF.api.osapi_compute_listen,

@@ -268,19 +268,17 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         """The server, from its cell or, while it is being scheduled, its BuildRequest."""
         for _attempt in range(2):
             try:
-                cell = lookups.cell_of(context, instance_uuid)
+                cell, build_request = lookups.locate(context, instance_uuid)
             except exception.InstanceMappingNotFound as exc:
                 raise exception.InstanceNotFound(instance_id=instance_uuid) from exc
             if cell is not None:
                 with nl_context.target_cell(context, cell) as cctxt:
                     return objects.Instance.get_by_uuid(cctxt, instance_uuid,
                                                         expected_attrs=expected_attrs)
-            try:
-                instance = objects.BuildRequest.get_by_instance_uuid(
-                    context, instance_uuid).instance
-            except exception.BuildRequestNotFound:
+            if build_request is None:
                 # The conductor may have just moved it into a cell: read the mapping again.
                 continue
+            instance = build_request.instance
             if expected_attrs and 'fault' in expected_attrs:
                 instance.fault = None
             return instance

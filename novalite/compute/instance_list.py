@@ -21,27 +21,37 @@ _BUILD_REQUEST_KEYS = ('project_id', 'user_id', 'vm_state', 'task_state', 'image
 
 
 def _value(obj: Any, key: str) -> Any:
-    value = getattr(obj, key, None) if not hasattr(obj, 'obj_attr_is_set') or \
-        obj.obj_attr_is_set(key) else None
+    if hasattr(obj, 'obj_attr_is_set'):
+        # A versioned object keeps a set field in _obj_<name>; unset reads as None.
+        value = getattr(obj, '_obj_' + key, None)
+    else:
+        value = getattr(obj, key, None)
     if isinstance(value, datetime.datetime) and value.tzinfo is not None:
         value = value.astimezone(datetime.UTC).replace(tzinfo=None)
     return value
 
 
-def _compare(a: Any, b: Any, sort_keys: list[str], sort_dirs: list[str]) -> int:
-    for key, direction in zip(sort_keys, sort_dirs, strict=True):
-        va, vb = _value(a, key), _value(b, key)
-        if va == vb:
+def _sort_values(obj: Any, sort_keys: list[str]) -> tuple:
+    return tuple(_value(obj, key) for key in sort_keys)
+
+
+def _compare_values(va: tuple, vb: tuple, sort_dirs: list[str]) -> int:
+    for a, b, direction in zip(va, vb, sort_dirs, strict=True):
+        if a == b:
             continue
         # NULLs sort first ascending and last descending, as the databases do.
-        if va is None:
+        if a is None:
             result = -1
-        elif vb is None:
+        elif b is None:
             result = 1
         else:
-            result = -1 if va < vb else 1
+            result = -1 if a < b else 1
         return result if direction == 'asc' else -result
     return 0
+
+
+def _compare(a: Any, b: Any, sort_keys: list[str], sort_dirs: list[str]) -> int:
+    return _compare_values(_sort_values(a, sort_keys), _sort_values(b, sort_keys), sort_dirs)
 
 
 def _matches(instance: Any, filters: dict) -> bool:
@@ -156,6 +166,9 @@ def get_instances_sorted(context: Any, filters: dict, limit: int | None, marker:
         else:
             raise exception.CellTimeout() if result is nl_context.did_not_respond_sentinel \
                 else exception.NovaliteException('Listing cell %s failed' % cell_uuid)
-    found.sort(key=functools.cmp_to_key(
-        lambda a, b: _compare(a, b, sort_keys, sort_dirs)))
+    # Each server's sort values are read once, not at every comparison.
+    keyed = [(_sort_values(instance, sort_keys), instance) for instance in found]
+    keyed.sort(key=functools.cmp_to_key(
+        lambda a, b: _compare_values(a[0], b[0], sort_dirs)))
+    found = [instance for _values, instance in keyed]
     return found[:limit] if limit is not None else found

@@ -36,11 +36,37 @@ def cell_of(context: Any, instance_uuid: str) -> Any:
     mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance_uuid)
     cell = mapping.cell_mapping
     if cell is not None:
-        with _LOCK:
-            _CELLS[instance_uuid] = cell
-            while len(_CELLS) > MAX_ENTRIES:
-                _CELLS.popitem(last=False)
+        _remember(instance_uuid, cell)
     return cell
+
+
+def locate(context: Any, instance_uuid: str) -> tuple[Any, Any]:
+    """Where the server is: ``(cell mapping, None)`` once it is in a cell, ``(None,
+    build request)`` while it is being scheduled, ``(None, None)`` if its build request
+    went but the mapping still had no cell when read (the conductor is between the two
+    writes: ask again). A server being scheduled costs one API-database query.
+
+    :raises InstanceMappingNotFound: no such server
+    """
+    with _LOCK:
+        cell = _CELLS.get(instance_uuid)
+        if cell is not None:
+            _CELLS.move_to_end(instance_uuid)
+            return cell, None
+    mapping, build_request = objects.InstanceMapping.get_with_build_request(
+        context, instance_uuid)
+    cell = mapping.cell_mapping
+    if cell is None:
+        return None, build_request
+    _remember(instance_uuid, cell)
+    return cell, None
+
+
+def _remember(instance_uuid: str, cell: Any) -> None:
+    with _LOCK:
+        _CELLS[instance_uuid] = cell
+        while len(_CELLS) > MAX_ENTRIES:
+            _CELLS.popitem(last=False)
 
 
 def compute_service(context: Any, host: str) -> Any:

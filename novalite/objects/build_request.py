@@ -5,13 +5,34 @@ server while the conductor is still scheduling it.
 """
 from __future__ import annotations
 
+import functools
+import types
+
 from oslo_versionedobjects import fields
-from sqlalchemy import select
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.api import models
+from novalite.db.lazy import api_models as models
+from novalite.db.lazy import select
 from novalite.objects import base
+from novalite.objects.instance import ParsedOnce
+
+# The instances of the build requests read lately, deserialized once each: a client
+# polls its new server several times before the conductor has scheduled it.
+_instances = ParsedOnce(base.obj_from_json, size=128)
+
+
+@functools.cache
+def _reads() -> types.SimpleNamespace:
+    """The build request reads as Core statements built once, on first use."""
+    import sqlalchemy as sa
+
+    from novalite.db.api import models as m
+    table = m.BuildRequest.__table__
+    return types.SimpleNamespace(
+        by_uuid=sa.select(table).where(table.c.instance_uuid == sa.bindparam('uuid')),
+        all=sa.select(table),
+        by_project=sa.select(table).where(table.c.project_id == sa.bindparam('project_id')))
 
 
 @base.NovaliteObjectRegistry.register
@@ -31,7 +52,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
     def _from_db_object(cls, context, row) -> BuildRequest:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('instance', 'tags'))
-        obj.instance = base.obj_from_json(row.instance)
+        obj.instance = _instances(row.instance)
         obj.instance._context = context
         obj.tags = base.from_json(row.tags, [])
         obj.obj_reset_changes()
@@ -39,12 +60,11 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
 
     @classmethod
     def get_by_instance_uuid(cls, context, instance_uuid: str) -> BuildRequest:
-        with engine.api_reader() as session:
-            row = session.scalars(select(models.BuildRequest)
-                                  .filter_by(instance_uuid=instance_uuid)).first()
-            if row is None:
-                raise exception.BuildRequestNotFound(uuid=instance_uuid)
-            return cls._from_db_object(context, row)
+        with engine.api_connection() as connection:
+            row = connection.execute(_reads().by_uuid, {'uuid': instance_uuid}).first()
+        if row is None:
+            raise exception.BuildRequestNotFound(uuid=instance_uuid)
+        return cls._from_db_object(context, row)
 
     def create(self, session=None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
@@ -84,10 +104,11 @@ class BuildRequestList(base.ObjectListBase, base.NovaliteObject):
 
     @classmethod
     def get_all(cls, context, project_id: str | None = None) -> BuildRequestList:
-        with engine.api_reader() as session:
-            query = select(models.BuildRequest)
-            if project_id is not None:
-                query = query.filter_by(project_id=project_id)
-            rows = session.scalars(query)
-            return cls(context, objects=[BuildRequest._from_db_object(context, r)
-                                         for r in rows])
+        reads = _reads()
+        with engine.api_connection() as connection:
+            if project_id is None:
+                rows = connection.execute(reads.all).all()
+            else:
+                rows = connection.execute(reads.by_project, {'project_id': project_id}).all()
+        return cls(context, objects=[BuildRequest._from_db_object(context, r)
+                                     for r in rows])

@@ -6,17 +6,24 @@ these methods through the conductor (``remotable``), never the database.
 """
 from __future__ import annotations
 
+import collections
+import copy
 import datetime
+import functools
+import threading
+import types
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from oslo_utils import timeutils
+from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
-from sqlalchemy import delete, func, literal, null, select, union_all, update
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.main import models
+from novalite.db.lazy import delete, func, select, update
+from novalite.db.lazy import main_models as models
 from novalite.objects import base
 from novalite.objects.flavor import Flavor
 
@@ -34,6 +41,174 @@ FAULT_VM_STATES = ('error', 'deleted')
 
 def _with_fault(rows: list) -> list[str]:
     return [r.uuid for r in rows if r.vm_state in FAULT_VM_STATES or r.deleted]
+
+
+@functools.cache
+def _reads() -> types.SimpleNamespace:
+    """The Core statements of the hot reads (a status poll, a list's extras), built once.
+
+    Built on first use so that a process that never reads (a compute) does not import
+    SQLAlchemy. A statement built once has its cache key computed once; building it per
+    call cost its construction and its key every time (the extras' UNION most of all).
+    """
+    import sqlalchemy as sa
+    from sqlalchemy.orm import Session
+
+    from novalite.db.main import models as m
+
+    inst = m.Instance.__table__
+    by_uuid = sa.select(inst).where(inst.c.uuid == sa.bindparam('uuid'))
+
+    def extras(match: Any) -> Any:
+        extra, meta = m.InstanceExtra.__table__, m.InstanceMetadata.__table__
+        sysmeta, tag = m.InstanceSystemMetadata.__table__, m.Tag.__table__
+        return sa.union_all(
+            sa.select(sa.literal('f').label('kind'), extra.c.instance_uuid,
+                      sa.null().label('key'), extra.c.flavor.label('value'))
+            .where(match(extra.c.instance_uuid)),
+            sa.select(sa.literal('m'), meta.c.instance_uuid, meta.c.key, meta.c.value)
+            .where(match(meta.c.instance_uuid), meta.c.deleted == 0),
+            sa.select(sa.literal('s'), sysmeta.c.instance_uuid, sysmeta.c.key,
+                      sysmeta.c.value)
+            .where(match(sysmeta.c.instance_uuid), sysmeta.c.deleted == 0),
+            sa.select(sa.literal('t'), tag.c.resource_id, tag.c.tag, sa.null())
+            .where(match(tag.c.resource_id)))
+
+    return types.SimpleNamespace(
+        Session=Session,
+        instance=by_uuid,
+        live_instance=by_uuid.where(inst.c.deleted == 0),
+        extras_of_one=extras(lambda column: column == sa.bindparam('uuid')),
+        extras_of_many=extras(
+            lambda column: column.in_(sa.bindparam('uuids', expanding=True))))
+
+
+# Field types whose coercion gives back a value of this Python type unchanged: such a
+# value is stored without coercing it (UUIDField's coercion alone parses the uuid).
+_STORED_AS_IS: dict[type, type] = {fields.StringField: str, fields.UUIDField: str,
+                                   fields.IntegerField: int, fields.BooleanField: bool,
+                                   fields.DateTimeField: datetime.datetime}
+
+
+@functools.cache
+def _column_plan(names: tuple[str, ...]) -> tuple[tuple[int, str, str, Any, bool], ...]:
+    """For a row with columns ``names``: (index, field, storage attribute, type stored
+    as is or None, nullable) of each column that is a plain field of Instance."""
+    plan = []
+    for index, name in enumerate(names):
+        field = Instance.fields.get(name)
+        if field is None or name in _EXTRA_FIELDS or name == 'deleted':
+            continue
+        plan.append((index, name, '_obj_' + name, _STORED_AS_IS.get(type(field)),
+                     field.nullable))
+    return tuple(plan)
+
+
+def _copy_columns(obj: Instance, row: Any) -> None:
+    """Set the instance's plain fields from a row: what ``_set_from_db`` does, without
+    coercing values that already have their field's type (an instance has 47 columns
+    and a status poll reads one per request). Datetimes get UTC as their zone, as the
+    field's coercion would give them; other values go through the field's setter."""
+    if hasattr(row, '_fields'):
+        names, values = row._fields, tuple(row)
+    else:  # an ORM row (the list queries)
+        names = _orm_column_names()
+        values = tuple(getattr(row, name) for name in names)
+    for index, name, attr, stored_as, nullable in _column_plan(names):
+        value = values[index]
+        if value is None:
+            if nullable:
+                setattr(obj, attr, None)
+                continue
+        elif stored_as is datetime.datetime and isinstance(value, datetime.datetime):
+            setattr(obj, attr, value if value.tzinfo is not None
+                    else value.replace(tzinfo=datetime.UTC))
+            continue
+        elif type(value) is stored_as:
+            setattr(obj, attr, value)
+            continue
+        setattr(obj, name, value)
+
+
+@functools.cache
+def _orm_column_names() -> tuple[str, ...]:
+    return tuple(column.name for column in models.Instance.__table__.columns)
+
+
+# Values a copy may share with its original: nobody can change them in place.
+_IMMUTABLE = (str, int, float, bool, bytes, type(None), datetime.datetime, datetime.date)
+
+
+def fresh_copy(value: Any) -> Any:
+    """A copy that shares nothing changeable with ``value``: objects, dicts, lists and
+    sets are copied all the way down (an object keeps its context as it is)."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if isinstance(value, ovo_base.VersionedObject):
+        new = object.__new__(type(value))
+        new.__dict__.update((key, item if key == '_context' else fresh_copy(item))
+                            for key, item in value.__dict__.items())
+        return new
+    if type(value) is dict:
+        return {key: fresh_copy(item) for key, item in value.items()}
+    if type(value) is list:
+        return [fresh_copy(item) for item in value]
+    if type(value) is set:
+        return set(value)
+    return copy.copy(value)
+
+
+class ParsedOnce:
+    """Objects deserialized from JSON once per distinct text, handed out as fresh copies.
+
+    A status poll deserializes the same documents again and again (a server's flavor,
+    the instance of a build request), and ``obj_from_primitive`` coerces every field of
+    every object. The text itself is the key: the same text always gives the same
+    objects, so an entry can never be stale and needs no invalidation (a changed
+    document is another text: a miss). Each caller gets its own copy (``fresh_copy``),
+    free to change it. The least recently used texts go beyond ``size`` entries.
+    """
+
+    def __init__(self, parse: Callable[[str], Any], size: int) -> None:
+        self._parse = parse
+        self._size = size
+        self._lock = threading.Lock()
+        self._parsed: collections.OrderedDict[str, Any] = collections.OrderedDict()
+
+    def __call__(self, text: str) -> Any:
+        with self._lock:
+            parsed = self._parsed.get(text)
+            if parsed is not None:
+                self._parsed.move_to_end(text)
+        if parsed is None:
+            parsed = self._parse(text)
+            with self._lock:
+                self._parsed[text] = parsed
+                while len(self._parsed) > self._size:
+                    self._parsed.popitem(last=False)
+        return fresh_copy(parsed)
+
+
+def _parse_flavors(text: str) -> dict[str, Any]:
+    """instance_extra's flavor document: 'cur', and 'old'/'new' during a resize."""
+    flavors = base.from_json(text)
+    return {key: Flavor.obj_from_primitive(flavors[key]) if flavors.get(key) else None
+            for key in ('cur', 'old', 'new')}
+
+
+# Few distinct flavor documents exist: one per flavor (and pair during resizes).
+_flavors = ParsedOnce(_parse_flavors, size=256)
+
+
+def _latest_faults(context: Any, session: Any, uuids: list[str]) -> list:
+    """(uuid, latest fault) pairs; ``session`` may be a Core connection, which gets an
+    ORM session of its own (in its transaction) for the fault rows."""
+    from novalite.objects.instance_fault import InstanceFault
+    reads = _reads()
+    if isinstance(session, reads.Session):
+        return list(InstanceFault.latest_for_instances(context, session, uuids))
+    with reads.Session(bind=session) as orm_session:
+        return list(InstanceFault.latest_for_instances(context, orm_session, uuids))
 
 
 @base.NovaliteObjectRegistry.register
@@ -105,15 +280,14 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     def _from_db_object(cls, context, row, extras: dict | None = None,
                         expected_attrs: tuple = ()) -> Instance:
         obj = cls(context)
-        cls._set_from_db(obj, row, skip=_EXTRA_FIELDS + ('deleted',))
+        _copy_columns(obj, row)
         obj.deleted = row.deleted != 0
         extras = extras or {}
         if extras.get('flavor'):
-            flavors = base.from_json(extras['flavor'])
-            obj.flavor = Flavor.obj_from_primitive(flavors['cur'])
-            for key, name in (('old', 'old_flavor'), ('new', 'new_flavor')):
-                setattr(obj, name, Flavor.obj_from_primitive(flavors[key])
-                        if flavors.get(key) else None)
+            flavors = _flavors(extras['flavor'])
+            obj.flavor = flavors['cur']
+            obj.old_flavor = flavors['old']
+            obj.new_flavor = flavors['new']
         obj.metadata = extras.get('metadata', {})
         obj.system_metadata = extras.get('system_metadata', {})
         obj.tags = extras.get('tags', [])
@@ -127,24 +301,16 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                      fault_uuids: list[str] | None = None) -> dict:
         """The extra parts of many instances: flavor, metadata, system metadata and tags
         in one query; the latest fault (when asked for) of ``fault_uuids`` (default: all)
-        in another."""
-        from novalite.objects.instance_fault import InstanceFault
+        in another. ``session`` is an ORM session or a Core connection."""
         extras: dict[str, dict[str, Any]] = defaultdict(dict)
         if not uuids:
             return extras
-        meta, sysmeta, tag = (models.InstanceMetadata, models.InstanceSystemMetadata,
-                              models.Tag)
-        parts = union_all(
-            select(literal('f').label('kind'), models.InstanceExtra.instance_uuid,
-                   null().label('key'), models.InstanceExtra.flavor.label('value'))
-            .where(models.InstanceExtra.instance_uuid.in_(uuids)),
-            select(literal('m'), meta.instance_uuid, meta.key, meta.value)
-            .where(meta.instance_uuid.in_(uuids), meta.deleted == 0),
-            select(literal('s'), sysmeta.instance_uuid, sysmeta.key, sysmeta.value)
-            .where(sysmeta.instance_uuid.in_(uuids), sysmeta.deleted == 0),
-            select(literal('t'), tag.resource_id, tag.tag, null())
-            .where(tag.resource_id.in_(uuids)))
-        for kind, uuid, key, value in session.execute(parts):
+        reads = _reads()
+        if len(uuids) == 1:
+            parts = session.execute(reads.extras_of_one, {'uuid': uuids[0]})
+        else:
+            parts = session.execute(reads.extras_of_many, {'uuids': list(uuids)})
+        for kind, uuid, key, value in parts:
             if kind == 'f':
                 extras[uuid]['flavor'] = value
             elif kind == 'm':
@@ -158,23 +324,23 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                 extra['tags'].sort()
         wanted = uuids if fault_uuids is None else fault_uuids
         if 'fault' in expected_attrs and wanted:
-            for uuid, fault in InstanceFault.latest_for_instances(context, session, wanted):
+            for uuid, fault in _latest_faults(context, session, wanted):
                 extras[uuid]['fault'] = fault
         return extras
 
     @base.remotable_classmethod
     def get_by_uuid(cls, context, uuid: str, expected_attrs: list | None = None) -> Instance:
         expected = tuple(expected_attrs or ())
-        with engine.cell_reader(context) as session:
-            query = select(models.Instance).filter_by(uuid=uuid)
-            if getattr(context, 'read_deleted', 'no') == 'no':
-                query = query.filter_by(deleted=0)
-            row = session.scalars(query).first()
+        reads = _reads()
+        query = reads.live_instance if getattr(context, 'read_deleted', 'no') == 'no' \
+            else reads.instance
+        with engine.cell_connection(context) as connection:
+            row = connection.execute(query, {'uuid': uuid}).first()
             if row is None:
                 raise exception.InstanceNotFound(instance_id=uuid)
-            extras = cls._load_extras(context, session, [uuid], expected,
+            extras = cls._load_extras(context, connection, [uuid], expected,
                                       fault_uuids=_with_fault([row]))
-            return cls._from_db_object(context, row, extras.get(uuid), expected)
+        return cls._from_db_object(context, row, extras.get(uuid), expected)
 
     def obj_load_attr(self, attrname: str) -> None:
         if attrname == 'fault':
@@ -369,10 +535,14 @@ class InstanceList(base.ObjectListBase, base.NovaliteObject):
         """Instances of this cell matching ``filters``; see ``db.main.api.instance_query``."""
         from novalite.db.main import api as db_api
         with engine.cell_reader(context) as session:
-            rows = db_api.instance_get_all(session, context, filters, sort_keys or
-                                           ['created_at', 'id'], sort_dirs or ['desc', 'desc'],
-                                           limit, marker)
-            return cls._from_rows(context, session, rows, expected_attrs or ())
+            query = db_api.instance_query(session, context, filters, sort_keys or
+                                          ['created_at', 'id'], sort_dirs or ['desc', 'desc'],
+                                          limit, marker)
+            # Plain rows, not ORM objects: a list of a hundred servers spent a fifth of
+            # its time making (and reading back) ORM objects it never keeps.
+            connection = session.connection()
+            rows = connection.execute(query.statement).all()
+            return cls._from_rows(context, connection, rows, expected_attrs or ())
 
     @classmethod
     def get_counts(cls, context, project_id: str, user_id: str | None = None) -> dict:

@@ -1,14 +1,55 @@
 """InstanceMapping: which cell an instance lives in, once it lives anywhere (API DB)."""
 from __future__ import annotations
 
+import functools
+import types
+from typing import Any
+
 from oslo_versionedobjects import fields
-from sqlalchemy import select, update
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.api import models
+from novalite.db.lazy import api_models as models
+from novalite.db.lazy import select, update
 from novalite.objects import base
+from novalite.objects.build_request import BuildRequest
 from novalite.objects.cell_mapping import CellMapping
+
+_BUILD_REQUEST_COLUMNS = ('id', 'project_id', 'user_id', 'instance', 'tags', 'created_at',
+                          'updated_at')
+
+
+@functools.cache
+def _reads() -> types.SimpleNamespace:
+    """The mapping reads as Core statements built once (on first use: a compute never
+    imports SQLAlchemy): each mapping row with its cell's columns (``cm_<name>``) in
+    the same row, and for one server also its build request's (``br_<name>``)."""
+    import sqlalchemy as sa
+
+    from novalite.db.api import models as m
+    mapping, cell = m.InstanceMapping.__table__, m.CellMapping.__table__
+    build = m.BuildRequest.__table__
+    cell_columns = [column.label('cm_' + column.name) for column in cell.c]
+    with_cell = mapping.outerjoin(cell, mapping.c.cell_id == cell.c.id)
+    base_query = sa.select(mapping, *cell_columns).select_from(with_cell)
+    located = sa.select(mapping, *cell_columns,
+                        *[build.c[name].label('br_' + name) for name in _BUILD_REQUEST_COLUMNS]
+                        ).select_from(with_cell.outerjoin(
+                            build, build.c.instance_uuid == mapping.c.instance_uuid))
+    uuid = sa.bindparam('uuid')
+    return types.SimpleNamespace(
+        by_uuid=base_query.where(mapping.c.instance_uuid == uuid),
+        by_uuids=base_query.where(
+            mapping.c.instance_uuid.in_(sa.bindparam('uuids', expanding=True))),
+        by_project=base_query.where(mapping.c.project_id == sa.bindparam('project_id')),
+        located=located.where(mapping.c.instance_uuid == uuid))
+
+
+def _prefixed(row: Any, prefix: str) -> types.SimpleNamespace:
+    """The columns of ``row`` named ``<prefix><name>``, as attributes ``name``."""
+    return types.SimpleNamespace(**{key[len(prefix):]: value
+                                    for key, value in row._mapping.items()
+                                    if key.startswith(prefix)})
 
 
 @base.NovaliteObjectRegistry.register
@@ -26,21 +67,42 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
 
     @classmethod
     def _from_db_object(cls, context, row) -> InstanceMapping:
+        """The mapping of a row of ``_reads()`` (its cell's columns prefixed ``cm_``)."""
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('cell_mapping',))
-        obj.cell_mapping = (CellMapping._from_db_object(context, row.cell_mapping)
-                            if row.cell_mapping is not None else None)
+        obj.cell_mapping = (CellMapping._from_db_object(context, _prefixed(row, 'cm_'))
+                            if row.cell_id is not None else None)
         obj.obj_reset_changes()
         return obj
 
     @classmethod
     def get_by_instance_uuid(cls, context, instance_uuid: str) -> InstanceMapping:
-        with engine.api_reader() as session:
-            row = session.scalars(select(models.InstanceMapping)
-                                  .filter_by(instance_uuid=instance_uuid)).first()
-            if row is None:
-                raise exception.InstanceMappingNotFound(uuid=instance_uuid)
-            return cls._from_db_object(context, row)
+        with engine.api_connection() as connection:
+            row = connection.execute(_reads().by_uuid, {'uuid': instance_uuid}).first()
+        if row is None:
+            raise exception.InstanceMappingNotFound(uuid=instance_uuid)
+        return cls._from_db_object(context, row)
+
+    @classmethod
+    def get_with_build_request(cls, context, instance_uuid: str
+                               ) -> tuple[InstanceMapping, BuildRequest | None]:
+        """The mapping and, while the server has no cell, its build request (None if
+        the conductor deleted it meanwhile), read in one query: what a status poll of a
+        server being scheduled needs.
+
+        :raises InstanceMappingNotFound: no such server
+        """
+        with engine.api_connection() as connection:
+            row = connection.execute(_reads().located, {'uuid': instance_uuid}).first()
+        if row is None:
+            raise exception.InstanceMappingNotFound(uuid=instance_uuid)
+        mapping = cls._from_db_object(context, row)
+        build_request = None
+        if row.cell_id is None and row.br_id is not None:
+            columns = _prefixed(row, 'br_')
+            columns.instance_uuid = instance_uuid
+            build_request = BuildRequest._from_db_object(context, columns)
+        return mapping, build_request
 
     def _db_values(self) -> dict:
         values = self.obj_get_changes()
@@ -88,16 +150,16 @@ class InstanceMappingList(base.ObjectListBase, base.NovaliteObject):
 
     @classmethod
     def get_by_instance_uuids(cls, context, uuids: list[str]) -> InstanceMappingList:
-        with engine.api_reader() as session:
-            rows = session.scalars(select(models.InstanceMapping)
-                                   .where(models.InstanceMapping.instance_uuid.in_(uuids)))
-            return cls(context, objects=[InstanceMapping._from_db_object(context, r)
-                                         for r in rows])
+        if not uuids:
+            return cls(context, objects=[])
+        with engine.api_connection() as connection:
+            rows = connection.execute(_reads().by_uuids, {'uuids': list(uuids)}).all()
+        return cls(context, objects=[InstanceMapping._from_db_object(context, r)
+                                     for r in rows])
 
     @classmethod
     def get_by_project_id(cls, context, project_id: str) -> InstanceMappingList:
-        with engine.api_reader() as session:
-            rows = session.scalars(select(models.InstanceMapping)
-                                   .filter_by(project_id=project_id))
-            return cls(context, objects=[InstanceMapping._from_db_object(context, r)
-                                         for r in rows])
+        with engine.api_connection() as connection:
+            rows = connection.execute(_reads().by_project, {'project_id': project_id}).all()
+        return cls(context, objects=[InstanceMapping._from_db_object(context, r)
+                                     for r in rows])

@@ -49,7 +49,9 @@ def init_application(argv: list[str] | None = None,
     logging.setup(CONF, 'novalite')
     objects.register_all()
     rpc.init(CONF)
-    return loader.load_app('osapi_compute')
+    app = loader.load_app('osapi_compute')
+    loader.freeze_loaded_objects()
+    return app
 
 
 application = init_application()

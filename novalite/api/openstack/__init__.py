@@ -1,16 +1,18 @@
 """Shared pieces of the OpenStack API: the middleware base class and the CORS filter."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import webob.dec
 from oslo_config import cfg
 from oslo_middleware import cors
 
 
 class Middleware:
-    """A WSGI filter; subclasses override :meth:`process_request` or ``__call__``.
+    """A WSGI filter: subclasses override ``__call__(environ, start_response)``.
 
+    Plain WSGI, not webob's ``wsgify``: a request crosses five of these, and a wsgify
+    layer builds a request and a response object of its own around the next one.
     ``factory`` is what ``paste.filter_factory`` points at in api-paste.ini.
     """
 
@@ -24,16 +26,8 @@ class Middleware:
             return cls(app, **local_conf)
         return _filter
 
-    def process_request(self, req: webob.Request) -> Any:
-        """Return a response to answer at once, or None to pass the request on."""
-        return None
-
-    @webob.dec.wsgify
-    def __call__(self, req: webob.Request) -> Any:
-        response = self.process_request(req)
-        if response is not None:
-            return response
-        return req.get_response(self.application)
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        return self.application(environ, start_response)
 
 
 def cors_filter_factory(global_conf: dict, **local_conf: Any) -> Any:

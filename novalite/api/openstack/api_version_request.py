@@ -69,11 +69,12 @@ class APIVersionRequest:
     def matches(self, min_version: APIVersionRequest | str | None = None,
                 max_version: APIVersionRequest | str | None = None) -> bool:
         """Whether this version is within [min_version, max_version]; None is unbounded."""
+        key = (self.ver_major, self.ver_minor)
         low = _as_version(min_version)
-        high = _as_version(max_version)
-        if low is not None and not low.is_null() and self < low:
+        if low is not None and not low.is_null() and key < low._key():
             return False
-        if high is not None and not high.is_null() and self > high:
+        high = _as_version(max_version)
+        if high is not None and not high.is_null() and key > high._key():
             return False
         return True
 
@@ -81,10 +82,19 @@ class APIVersionRequest:
         return '%d.%d' % self._key()
 
 
+# Versions named in code ('2.47'), parsed once: a server view asks a dozen times.
+_PARSED: dict[str, APIVersionRequest] = {}
+
+
 def _as_version(value: APIVersionRequest | str | None) -> APIVersionRequest | None:
     if value is None or isinstance(value, APIVersionRequest):
         return value
-    return APIVersionRequest(value)
+    parsed = _PARSED.get(value)
+    if parsed is None:
+        parsed = APIVersionRequest(value)
+        if len(_PARSED) < 1000:
+            _PARSED[value] = parsed
+    return parsed
 
 
 MIN_VERSION = APIVersionRequest(_MIN)

@@ -1,9 +1,10 @@
 """Who is calling: the auth-strategy pipeline switch, noauth2, and the Keystone context."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import webob.dec
+import webob
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
@@ -35,45 +36,45 @@ class NoAuthMiddleware(Middleware):
     every user gets ``member`` and ``reader``, which Keystone's implied roles would give.
     """
 
-    @webob.dec.wsgify
-    def __call__(self, req: webob.Request) -> Any:
-        token = req.headers.get('X-Auth-Token')
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        token = environ.get('HTTP_X_AUTH_TOKEN')
         if not token:
-            return _unauthorized()
+            return _unauthorized()(environ, start_response)
         user_id, _sep, project_id = token.partition(':')
         project_id = project_id or user_id
         roles = ['member', 'reader']
         if user_id == 'admin':
             roles.insert(0, 'admin')
-        req.environ[wsgi.CONTEXT_KEY] = context.RequestContext(
+        environ[wsgi.CONTEXT_KEY] = context.RequestContext(
             user_id=user_id, project_id=project_id, roles=roles, auth_token=token,
-            remote_address=req.remote_addr,
-            request_id=req.environ.get('openstack.request_id'),
-            global_request_id=req.environ.get('openstack.global_request_id'))
-        return req.get_response(self.application)
+            remote_address=environ.get('REMOTE_ADDR'),
+            request_id=environ.get('openstack.request_id'),
+            global_request_id=environ.get('openstack.global_request_id'))
+        return self.application(environ, start_response)
 
 
 class KeystoneContext(Middleware):
     """Builds the RequestContext from the headers keystonemiddleware's auth_token set."""
 
-    @webob.dec.wsgify
-    def __call__(self, req: webob.Request) -> Any:
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        req = webob.Request(environ)
         if req.headers.get('X-Identity-Status', 'Confirmed') != 'Confirmed':
-            return _unauthorized()
+            return _unauthorized()(environ, start_response)
         if not (req.headers.get('X-User-Id') or req.headers.get('X-User')):
             LOG.debug('Neither X-User-Id nor X-User found in request')
-            return _unauthorized()
+            return _unauthorized()(environ, start_response)
         catalog = None
         if req.headers.get('X-Service-Catalog'):
             try:
                 catalog = jsonutils.loads(req.headers['X-Service-Catalog'])
             except ValueError:
-                return faults.json_fault(500, 'Invalid service catalog json.')
-        ctx = context.RequestContext.from_environ(req.environ, remote_address=req.remote_addr)
+                return faults.json_fault(500, 'Invalid service catalog json.')(
+                    environ, start_response)
+        ctx = context.RequestContext.from_environ(environ, remote_address=req.remote_addr)
         # The token's auth plugin lets later calls to other services reuse the token.
-        ctx.user_auth_plugin = req.environ.get('keystone.token_auth')
+        ctx.user_auth_plugin = environ.get('keystone.token_auth')
         if ctx.user_id is None:
             ctx.user_id = req.headers.get('X-User')
         ctx.service_catalog = catalog
-        req.environ[wsgi.CONTEXT_KEY] = ctx
-        return req.get_response(self.application)
+        environ[wsgi.CONTEXT_KEY] = ctx
+        return self.application(environ, start_response)

@@ -138,11 +138,17 @@ class ViewBuilder:
         return ''
 
     def _prefix(self, req: Any, bookmark: bool = False) -> str:
-        url = req.application_url.rstrip('/')
-        if bookmark and url.endswith('/v2.1'):
-            url = url[:-len('/v2.1')]
-        project_id = self._project_id(req)
-        return '%s/%s' % (url, project_id) if project_id else url
+        # The same for every link of one response: worked out once per request (a list
+        # of a hundred servers has three hundred links).
+        prefixes = req.environ.setdefault('novalite.link_prefixes', {})
+        prefix = prefixes.get(bookmark)
+        if prefix is None:
+            url = req.application_url.rstrip('/')
+            if bookmark and url.endswith('/v2.1'):
+                url = url[:-len('/v2.1')]
+            project_id = self._project_id(req)
+            prefix = prefixes[bookmark] = '%s/%s' % (url, project_id) if project_id else url
+        return prefix
 
     def _get_href_link(self, req: Any, identifier: str, collection: str | None = None) -> str:
         return '%s/%s/%s' % (self._prefix(req), collection or self._collection_name,

@@ -1,9 +1,11 @@
 """Error responses in Nova's body format, and the middleware that turns crashes into them."""
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import webob.dec
+import webob
 import webob.exc
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
@@ -79,9 +81,14 @@ def from_exception(exc: BaseException) -> webob.Response:
 class FaultWrapper(Middleware):
     """Catches whatever the layers below let escape and answers with a 500 fault."""
 
-    @webob.dec.wsgify
-    def __call__(self, req: webob.Request) -> Any:
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         try:
-            return req.get_response(self.application)
+            return self.application(environ, start_response)
         except Exception as exc:
-            return from_exception(exc)
+            exc_info = sys.exc_info()
+            response = from_exception(exc)
+
+            def start_fault(status: str, headers: list, _exc_info: Any = None) -> Any:
+                # With exc_info the server replaces headers a lower layer may have set.
+                return start_response(status, headers, exc_info)
+            return response(environ, start_fault)

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import webob.dec
+import webob
 from oslo_log import log as logging
 from oslo_middleware import request_id
 
@@ -22,15 +23,28 @@ class ComputeRequestId(request_id.RequestId):
 class RequestLog(Middleware):
     """One INFO line per request: who, what, status, size, microversion and time."""
 
-    @webob.dec.wsgify
-    def __call__(self, req: webob.Request) -> Any:
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         start = time.monotonic()
-        resp = req.get_response(self.application)
+        seen: dict[str, Any] = {}
+
+        def start_logged(status: str, headers: list, exc_info: Any = None) -> Any:
+            seen['status'], seen['headers'] = status, headers
+            return start_response(status, headers, exc_info)
+        app_iter = self.application(environ, start_logged)
+        if 'status' not in seen:
+            # An application that starts its response only when iterated.
+            body = list(app_iter)
+            if hasattr(app_iter, 'close'):
+                app_iter.close()
+            app_iter = body
+        headers = {k.lower(): v for k, v in seen.get('headers') or ()}
         LOG.info('%(remote)s "%(method)s %(uri)s" status: %(status)s len: %(len)s '
                  'microversion: %(microversion)s time: %(time).7f',
-                 {'remote': req.remote_addr or '-', 'method': req.method,
-                  'uri': req.path_qs, 'status': resp.status_int,
-                  'len': resp.content_length or 0,
-                  'microversion': resp.headers.get('X-OpenStack-Nova-API-Version', '-'),
+                 {'remote': environ.get('REMOTE_ADDR') or '-',
+                  'method': environ.get('REQUEST_METHOD'),
+                  'uri': webob.Request(environ).path_qs,
+                  'status': int(str(seen.get('status', '500')).split(' ', 1)[0]),
+                  'len': int(headers.get('content-length') or 0),
+                  'microversion': headers.get('x-openstack-nova-api-version', '-'),
                   'time': time.monotonic() - start})
-        return resp
+        return app_iter

@@ -32,7 +32,14 @@ def _aware(value: Any) -> Any:
 
 def instance_get_all(session: Session, context: Any, filters: dict, sort_keys: list[str],
                      sort_dirs: list[str], limit: int | None, marker: Any) -> list:
-    """Instance rows matching ``filters``, sorted and paginated.
+    """Instance rows (ORM objects) matching ``filters``; see ``instance_query``."""
+    return instance_query(session, context, filters, sort_keys, sort_dirs, limit,
+                          marker).all()
+
+
+def instance_query(session: Session, context: Any, filters: dict, sort_keys: list[str],
+                   sort_dirs: list[str], limit: int | None, marker: Any) -> Any:
+    """The query of the instances matching ``filters``, sorted and paginated.
 
     ``filters`` keys: those of ``_EXACT_FILTERS`` (a list means any of), the regex
     filters (``name``), ``deleted`` (True, False or absent: absent means not deleted
@@ -104,4 +111,4 @@ def instance_get_all(session: Session, context: Any, filters: dict, sort_keys: l
                                                marker=marker_row, sort_dirs=sort_dirs)
     except sqlalchemyutils.InvalidSortKey as exc:
         raise exception.InvalidSortKey(key=str(exc)) from exc
-    return query.all()
+    return query

@@ -19,10 +19,9 @@ _NOT_IMAGE_PROPERTIES = ('base_image_ref', 'min_ram', 'min_disk', 'disk_format',
 
 
 def _get(instance: Any, name: str, default: Any = None) -> Any:
-    if instance.obj_attr_is_set(name):
-        value = getattr(instance, name)
-        return default if value is None else value
-    return default
+    """A field of ``instance``, ``default`` while unset or None (see views.servers)."""
+    value = getattr(instance, '_obj_' + name, None)
+    return default if value is None else value
 
 
 def host_status_answers(req: Any, instances: list) -> dict:

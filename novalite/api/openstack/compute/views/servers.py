@@ -23,12 +23,15 @@ def _usage_time(value: Any) -> str | None:
 
 
 def _field(instance: Any, name: str, default: Any = None) -> Any:
-    """A field of ``instance``, or ``default`` while unset (a server still being built
-    may come from its BuildRequest, where the host fields are not set yet)."""
-    if instance.obj_attr_is_set(name):
-        value = getattr(instance, name)
-        return default if value is None else value
-    return default
+    """A field of ``instance``, or ``default`` while unset or None (a server still being
+    built may come from its BuildRequest, where the host fields are not set yet).
+
+    Read where the object keeps a field's value once set (``_obj_<name>``): the same
+    answer as ``obj_attr_is_set`` and the getter give, at a fraction of the cost for the
+    37 fields of every server of a list.
+    """
+    value = getattr(instance, '_obj_' + name, None)
+    return default if value is None else value
 
 
 def host_id(project_id: str | None, host: str | None) -> str:
