@@ -303,7 +303,10 @@ def run_devstack(args: argparse.Namespace) -> dict:
     figures: dict = {'target': 'devstack (fake driver, %s, RabbitMQ)' % args.db}
     with tempfile.TemporaryDirectory(prefix='nl-bench-') as state_dir:
         stack = Stack(state_dir, backend=args.db, conf=DEVSTACK_CONF,
-                      computes=tuple(args.computes.split(',')))
+                      computes=tuple(args.computes.split(',')),
+                      placement_gunicorn=(args.placement_workers, args.placement_threads))
+        figures['placement_gunicorn'] = '%d workers x %d threads' % (
+            args.placement_workers, args.placement_threads)
         try:
             stack.up()
             figures['stack_up_s'] = round(stack.timings['up'], 1)
@@ -344,6 +347,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help='run against a throw-away devstack-style stack')
     parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
     parser.add_argument('--computes', default='hostA,hostB')
+    parser.add_argument('--placement-workers', type=int, default=1,
+                        help="with --devstack: Placement's gunicorn workers")
+    parser.add_argument('--placement-threads', type=int, default=8,
+                        help='with --devstack: threads per Placement worker')
     args = parser.parse_args(argv)
     if not args.devstack and not args.url:
         parser.error('give --url or --devstack')

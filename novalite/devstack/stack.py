@@ -55,7 +55,9 @@ class Stack:
                  conf: config.Sections | None = None,
                  host_conf: dict[str, config.Sections] | None = None,
                  name: str | None = None, bin_dir: str | None = None,
-                 auth: str = 'noauth2') -> None:
+                 auth: str = 'noauth2', placement_gunicorn: tuple[int, int] = (1, 8)) -> None:
+        """:param placement_gunicorn: Placement's (workers, threads per worker)."""
+        self.placement_gunicorn = placement_gunicorn
         if backend not in backends.SERVER_URLS:
             raise ValueError('backend must be one of %s' % ', '.join(backends.SERVER_URLS))
         if auth not in ('noauth2', 'keystone'):
@@ -150,7 +152,8 @@ class Stack:
     def _start_placement(self) -> None:
         self.placement = PlacementProcess(self.state_dir, self.db_urls['placement'],
                                           glance_process.free_port(), self.bin_dir,
-                                          os.path.join(self.log_dir, 'placement.log'))
+                                          os.path.join(self.log_dir, 'placement.log'),
+                                          *self.placement_gunicorn)
         self.placement.setup()
         self.placement.start()
         self._record_pid('placement', self.placement.process.pid)
