@@ -1,7 +1,6 @@
 """Error responses in Nova's body format, and the middleware that turns crashes into them."""
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -79,16 +78,34 @@ def from_exception(exc: BaseException) -> webob.Response:
 
 
 class FaultWrapper(Middleware):
-    """Catches whatever the layers below let escape and answers with a 500 fault."""
+    """Catches whatever the layers below let escape and answers with a 500 fault.
+
+    The response of the layers below is held back until they return without error (a
+    layer may start its response and fail after), as webob's ``get_response`` did.
+    """
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        try:
-            return self.application(environ, start_response)
-        except Exception as exc:
-            exc_info = sys.exc_info()
-            response = from_exception(exc)
+        started: list = []
+        written: list[bytes] = []
 
-            def start_fault(status: str, headers: list, _exc_info: Any = None) -> Any:
-                # With exc_info the server replaces headers a lower layer may have set.
-                return start_response(status, headers, exc_info)
-            return response(environ, start_fault)
+        def start_below(status: str, headers: list, exc_info: Any = None) -> Callable:
+            started[:] = [status, headers]
+            return written.append
+        try:
+            app_iter = self.application(environ, start_below)
+            if not started:
+                # An application that starts its response only when iterated.
+                app_iter = _read_all(app_iter)
+        except Exception as exc:
+            return from_exception(exc)(environ, start_response)
+        start_response(*started)
+        return [*written, *app_iter] if written else app_iter
+
+
+def _read_all(app_iter: Iterable[bytes]) -> list[bytes]:
+    try:
+        return list(app_iter)
+    finally:
+        close = getattr(app_iter, 'close', None)
+        if close is not None:
+            close()

@@ -1,0 +1,91 @@
+"""The pipeline's own filters as plain WSGI: fault wrapping, the request log line, and
+the per-request caches of the views."""
+from __future__ import annotations
+
+import logging
+
+import webob
+import webob.dec
+
+from novalite.api.openstack import api_version_request as avr
+from novalite.api.openstack import common, faults, requestlog
+
+
+def _app(status='200 OK', body=b'{"a": 1}', headers=()):
+    def app(environ, start_response):
+        start_response(status, [('Content-Type', 'application/json'),
+                                ('Content-Length', str(len(body))), *headers])
+        return [body]
+    return app
+
+
+def test_fault_wrapper_turns_an_escaped_error_into_a_json_500(caplog):
+    def broken(environ, start_response):
+        raise RuntimeError('secret internals')
+    resp = webob.Request.blank('/x').get_response(faults.FaultWrapper(broken))
+    assert resp.status_int == 500
+    assert resp.json['computeFault']['code'] == 500
+    assert 'secret internals' not in resp.text
+    assert 'secret internals' in caplog.text
+
+
+def test_fault_wrapper_replaces_headers_a_lower_layer_started():
+    def half_started(environ, start_response):
+        start_response('200 OK', [('X-Half', 'yes')])
+        raise RuntimeError('after start_response')
+    resp = webob.Request.blank('/x').get_response(faults.FaultWrapper(half_started))
+    assert resp.status_int == 500
+    assert 'X-Half' not in resp.headers
+
+
+def test_fault_wrapper_passes_answers_through():
+    resp = webob.Request.blank('/x').get_response(faults.FaultWrapper(_app()))
+    assert (resp.status_int, resp.json) == (200, {'a': 1})
+
+
+def test_request_log_line(caplog):
+    caplog.set_level(logging.INFO, logger='novalite.api.openstack.requestlog')
+    app = requestlog.RequestLog(_app('404 Not Found', b'{}', [
+        ('X-OpenStack-Nova-API-Version', '2.47')]))
+    req = webob.Request.blank('/v2.1/servers/x?limit=1', method='GET')
+    req.environ['REMOTE_ADDR'] = '10.1.2.3'
+    resp = req.get_response(app)
+    assert resp.status_int == 404
+    line = [r.getMessage() for r in caplog.records if 'status:' in r.getMessage()][-1]
+    assert line.startswith('10.1.2.3 "GET /v2.1/servers/x?limit=1" status: 404 len: 2 '
+                           'microversion: 2.47 time: ')
+
+
+def test_request_log_of_an_application_that_starts_when_iterated(caplog):
+    caplog.set_level(logging.INFO, logger='novalite.api.openstack.requestlog')
+
+    def lazy(environ, start_response):
+        start_response('204 No Content', [])
+        yield b''
+    resp = webob.Request.blank('/v2.1/x', method='DELETE').get_response(
+        requestlog.RequestLog(lazy))
+    assert resp.status_int == 204
+    line = [r.getMessage() for r in caplog.records if 'status:' in r.getMessage()][-1]
+    assert '"DELETE /v2.1/x" status: 204 len: 0 microversion: -' in line
+
+
+def test_links_are_worked_out_once_per_request():
+    class Builder(common.ViewBuilder):
+        _collection_name = 'servers'
+    req = webob.Request.blank('/v2.1/proj/servers/detail')
+    req.environ['SCRIPT_NAME'] = '/v2.1'
+    req.environ['PATH_INFO'] = '/proj/servers/detail'
+    req.environ['novalite.context'] = type('Ctx', (), {'project_id': 'proj'})()
+    links = Builder()._get_links(req, 'abc')
+    assert links == [{'rel': 'self', 'href': 'http://localhost/v2.1/proj/servers/abc'},
+                     {'rel': 'bookmark', 'href': 'http://localhost/proj/servers/abc'}]
+    assert req.environ['novalite.link_prefixes'] == {False: 'http://localhost/v2.1/proj',
+                                                     True: 'http://localhost/proj'}
+    assert Builder()._get_links(req, 'def')[1]['href'] == 'http://localhost/proj/servers/def'
+
+
+def test_version_ranges_named_in_code_are_parsed_once():
+    req_version = avr.APIVersionRequest('2.47')
+    assert req_version.matches('2.1', '2.47') and not req_version.matches('2.48')
+    assert req_version.matches(None, '2.100') and not req_version.matches('2.3', '2.9')
+    assert avr._as_version('2.47') is avr._as_version('2.47')
