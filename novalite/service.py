@@ -318,11 +318,11 @@ def _prepare_fork() -> None:
     What is imported before the fork is shared; what a worker imports on first use it
     imports alone: the models (objects import them on their first query, see
     ``novalite.db.lazy``) and their mapping, and the DB-API driver that SQLAlchemy
-    imports on the first connection (PyMySQL, which imports cryptography): 0.1-0.2 s of
-    CPU in every worker. Nothing connects here. Then the objects alive now move out of
-    the garbage collector's reach (``gc.freeze``): a collection in a worker would
-    otherwise write to every page holding them and make the worker's own copy of
-    memory it could share with the master.
+    imports on the first connection (PyMySQL; cryptography stays out, see
+    ``novalite.db.driver``): 0.2 s of CPU in every worker. Nothing connects here. Then
+    the objects alive now move out of the garbage collector's reach (``gc.freeze``): a
+    collection in a worker would otherwise write to every page holding them and make
+    the worker's own copy of memory it could share with the master.
     """
     from sqlalchemy import orm
     from sqlalchemy.engine import make_url
