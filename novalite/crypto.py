@@ -4,13 +4,17 @@ from __future__ import annotations
 import base64
 import datetime
 import hashlib
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from typing import TYPE_CHECKING
 
 from novalite import exception
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+# cryptography is imported by the functions that use it, on the first key pair a
+# process imports or creates: loaded with the API (keypairs imports this module), it
+# would add 8 MB to the resident memory of every API process (its Rust extension and
+# libcrypto), for a request most clouds see rarely.
 
 
 def _colons(digest: str) -> str:
@@ -23,6 +27,7 @@ def ssh_fingerprint(public_key: str) -> str:
 
     :raises InvalidKeypair: the text is no OpenSSH public key
     """
+    from cryptography.hazmat.primitives import serialization
     try:
         serialization.load_ssh_public_key(public_key.strip().encode('utf-8'))
         blob = base64.b64decode(public_key.split()[1])
@@ -37,6 +42,8 @@ def x509_fingerprint(pem: str) -> str:
 
     :raises InvalidKeypair: the text is no PEM certificate
     """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
     try:
         cert = x509.load_pem_x509_certificate(pem.encode('utf-8'))
     except ValueError as exc:
@@ -50,6 +57,7 @@ def fingerprint(public_key: str, key_type: str) -> str:
 
 
 def _private_pem(key: rsa.RSAPrivateKey) -> str:
+    from cryptography.hazmat.primitives import serialization
     return key.private_bytes(serialization.Encoding.PEM,
                              serialization.PrivateFormat.TraditionalOpenSSL,
                              serialization.NoEncryption()).decode('utf-8')
@@ -57,6 +65,8 @@ def _private_pem(key: rsa.RSAPrivateKey) -> str:
 
 def generate_key_pair(bits: int = 2048) -> tuple[str, str, str]:
     """A new RSA key pair: (private key PEM, OpenSSH public key, fingerprint)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
     key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
     public = key.public_key().public_bytes(serialization.Encoding.OpenSSH,
                                            serialization.PublicFormat.OpenSSH)
@@ -67,6 +77,10 @@ def generate_key_pair(bits: int = 2048) -> tuple[str, str, str]:
 def generate_x509_cert(user_id: str, bits: int = 2048) -> tuple[str, str, str]:
     """A new self-signed client certificate for WinRM: (private key PEM, certificate
     PEM, fingerprint)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
     key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, user_id)])
     now = datetime.datetime.now(datetime.UTC)
