@@ -237,6 +237,22 @@ def test_a_compute_process_loads_neither_the_database_layer_nor_eventlet():
     assert not unwanted & loaded
 
 
+
+def test_controller_daemons_load_pymysql_without_cryptography():
+    """Prepared for the fork on MySQL, a conductor, a scheduler and the API's key pairs
+    leave cryptography out until a key pair or an RSA login needs it: 8 MB of resident
+    memory per process (see novalite.db.driver and novalite.crypto)."""
+    loaded = _modules_after(
+        'import novalite.cmd.conductor, novalite.cmd.scheduler\n'
+        'import novalite.api.openstack.compute.keypairs\n'
+        'from novalite import service\n'
+        'from novalite.conf import CONF\n'
+        'CONF([], default_config_files=[])\n'
+        'CONF.set_override("connection", "mysql+pymysql://nova@127.0.0.1/nova", "database")\n'
+        'service._prepare_fork()')
+    assert 'pymysql' in loaded
+    assert 'cryptography' not in loaded
+
 def test_eventlet_stays_out_of_a_threading_process_and_comes_with_its_backend():
     loaded = _modules_after('import novalite\n'
                             'try:\n    import eventlet\nexcept ImportError:\n    pass')
