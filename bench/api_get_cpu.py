@@ -195,7 +195,28 @@ def measure(client: Any, args: argparse.Namespace, active_id: str,
         out = io.StringIO()
         pstats.Stats(profile, stream=out).sort_stats('tottime').print_stats(30)
         print(out.getvalue(), file=sys.stderr)
+        print(json.dumps({'own_time_share_by_library': _by_library(profile)}),
+              file=sys.stderr)
     return figures
+
+
+def _by_library(profile: cProfile.Profile) -> dict[str, float]:
+    """Shares of the profile's own (not inclusive) time by top-level package."""
+    totals: dict[str, float] = {}
+    for (filename, _line, _name), (_cc, _nc, tottime, _ct, _callers) in \
+            pstats.Stats(profile).stats.items():
+        if 'site-packages/' in filename:
+            key = filename.split('site-packages/', 1)[1].split('/', 1)[0]
+        elif '/novalite/' in filename:
+            key = 'novalite/' + filename.split('/novalite/', 1)[1].split('/', 1)[0]
+        elif filename.startswith('~') or filename.startswith('<'):
+            key = 'builtins'
+        else:
+            key = 'stdlib:' + os.path.basename(filename)
+        totals[key] = totals.get(key, 0.0) + tottime
+    whole = sum(totals.values()) or 1.0
+    return {key: round(value / whole * 100, 1) for key, value in
+            sorted(totals.items(), key=lambda item: -item[1])[:25]}
 
 
 # -- through the daemon's HTTP server ---------------------------------------------------
@@ -244,9 +265,10 @@ def http_cpu_per_call(base_url: str, path: str, args: argparse.Namespace,
 def measure_http(app: Any, args: argparse.Namespace, active_id: str,
                  build_id: str | None) -> dict:
     """The figures of the status poll served by novalite-api's threaded HTTP server
-    (wsgiref, a thread per connection), as the boot storm's clients meet it."""
-    from novalite.cmd import api as api_cmd
-    server = api_cmd._ThreadedServer(app, '127.0.0.1', 0)
+    (novalite.api.server: HTTP/1.1, a thread per kept connection), as the boot storm's
+    clients meet it."""
+    from novalite.api import server as http_server
+    server = http_server.ThreadedServer(app, '127.0.0.1', 0)
     server.start()
     try:
         base_url = 'http://%s:%s/v2.1' % server.address

@@ -3,25 +3,23 @@
 The listening socket is bound once, then ``[api] osapi_compute_workers`` worker
 processes (default: one per CPU) serve it under oslo.service's launcher, as the classic
 nova-api did. Each worker runs eventlet's WSGI server when ``[DEFAULT]
-concurrency_backend = eventlet``, a threaded wsgiref server otherwise. SIGTERM stops
-accepting and lets requests in progress finish; SIGHUP re-reads mutable options and the
-policy. Behind uWSGI, gunicorn or mod_wsgi, serve ``novalite.wsgi.osapi_compute:application``
-instead.
+concurrency_backend = eventlet``, otherwise the threaded HTTP/1.1 server of
+``novalite.api.server``. SIGTERM stops accepting and lets requests in progress
+finish; SIGHUP re-reads mutable options and the policy. Behind uWSGI, gunicorn or
+mod_wsgi, serve ``novalite.wsgi.osapi_compute:application`` instead.
 """
 from __future__ import annotations
 
-import socket
-import socketserver
 import sys
 import threading
 from typing import Any
-from wsgiref import simple_server
 
 from oslo_concurrency import processutils
 from oslo_log import log as logging
 from oslo_service import service as os_service
 
 from novalite import concurrency, config, service
+from novalite.api import server as threaded_server
 from novalite.api.openstack import loader
 from novalite.conf import CONF
 
@@ -30,60 +28,6 @@ LOG = logging.getLogger(__name__)
 # Seconds stop() waits for requests in progress (the launcher's own
 # graceful_shutdown_timeout bounds the whole stop as well).
 DRAIN_TIMEOUT = 30.0
-
-
-class _Handler(simple_server.WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        # The requestlog filter of the pipeline logs every request already.
-        pass
-
-
-class _ThreadingServer(socketserver.ThreadingMixIn, simple_server.WSGIServer):
-    allow_reuse_address = True
-    # socketserver listens with a backlog of 5: a burst of clients (each request is a
-    # connection of its own with wsgiref) would be reset by the kernel.
-    request_queue_size = socket.SOMAXCONN
-    # Requests in progress are waited for on stop (server_close joins them).
-    daemon_threads = False
-    block_on_close = True
-
-    def server_activate(self) -> None:
-        super().server_activate()
-        # Several worker processes accept on this socket: a worker that lost the race
-        # for a connection must get EAGAIN, not block where shutdown() cannot reach it.
-        self.socket.setblocking(False)
-
-    def get_request(self) -> tuple[socket.socket, Any]:
-        conn, addr = self.socket.accept()
-        conn.setblocking(True)
-        return conn, addr
-
-
-class _ThreadedServer:
-    """wsgiref with a thread per request: the server of the threading backend."""
-
-    def __init__(self, app: Any, host: str, port: int) -> None:
-        self._server = simple_server.make_server(host, port, app,
-                                                 server_class=_ThreadingServer,
-                                                 handler_class=_Handler)
-        self.address = self._server.server_address[:2]
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        # shutdown() waits for the loop to notice it, at most one poll interval.
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={'poll_interval': 0.1},
-                                        name='osapi_compute', daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-        self._server.server_close()
-
-    def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
 
 
 class _EventletServer:
@@ -137,7 +81,7 @@ class WSGIService(os_service.Service):
             # Before the launcher forks the workers (see freeze_loaded_objects).
             loader.freeze_loaded_objects()
         server_class = (_EventletServer if concurrency.choose() == 'eventlet'
-                        else _ThreadedServer)
+                        else threaded_server.ThreadedServer)
         self.server = server_class(app, CONF.api.osapi_compute_listen,
                                    CONF.api.osapi_compute_listen_port)
         self._stopped = threading.Event()

@@ -5,7 +5,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from oslo_config import cfg
-from oslo_middleware import cors
 
 
 class Middleware:
@@ -31,11 +30,16 @@ class Middleware:
 
 
 def cors_filter_factory(global_conf: dict, **local_conf: Any) -> Any:
-    """oslo.middleware's CORS reading ``[cors]`` from the service's own configuration.
+    """oslo.middleware's CORS reading ``[cors]`` from the service's own configuration,
+    or no layer at all when ``[cors] allowed_origin`` names no origin.
 
     Its own paste factory would either need the origins in api-paste.ini or parse a
     second configuration of its own, which misses ``--config-file`` of the service.
+    Without an allowed origin the filter answers nothing and adds no header, yet would
+    still wrap every request and response in webob objects of its own.
     """
-    def _filter(app: Any) -> cors.CORS:
-        return cors.CORS(app, cfg.CONF)
+    def _filter(app: Any) -> Any:
+        from oslo_middleware import cors
+        layer = cors.CORS(app, cfg.CONF)  # registers the [cors] options
+        return layer if cfg.CONF.cors.allowed_origin else app
     return _filter

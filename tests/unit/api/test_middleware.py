@@ -2,13 +2,18 @@
 the per-request caches of the views."""
 from __future__ import annotations
 
+import io
 import logging
 
+import pytest
 import webob
 import webob.dec
+import webob.exc
 
+from novalite.api import openstack
 from novalite.api.openstack import api_version_request as avr
-from novalite.api.openstack import common, faults, requestlog
+from novalite.api.openstack import common, faults, requestlog, sizelimit
+from novalite.conf import CONF
 
 
 def _app(status='200 OK', body=b'{"a": 1}', headers=()):
@@ -89,3 +94,61 @@ def test_version_ranges_named_in_code_are_parsed_once():
     assert req_version.matches('2.1', '2.47') and not req_version.matches('2.48')
     assert req_version.matches(None, '2.100') and not req_version.matches('2.3', '2.9')
     assert avr._as_version('2.47') is avr._as_version('2.47')
+
+
+def test_request_id_names_the_request_and_keeps_a_global_id():
+    seen = {}
+
+    def app(environ, start_response):
+        seen.update(environ)
+        return _app()(environ, start_response)
+    glob = 'req-12345678-1234-1234-1234-123456789012'
+    req = webob.Request.blank('/x', headers={'X-Openstack-Request-Id': glob})
+    resp = req.get_response(requestlog.ComputeRequestId(app))
+    own = seen['openstack.request_id']
+    assert own.startswith('req-') and own != glob
+    assert seen['openstack.global_request_id'] == glob
+    assert resp.headers['X-Openstack-Request-Id'] == own
+    assert resp.headers['X-Compute-Request-Id'] == own
+    bogus = webob.Request.blank('/x', headers={'X-Openstack-Request-Id': 'not-an-id'})
+    seen.clear()
+    bogus.get_response(requestlog.ComputeRequestId(app))
+    assert 'openstack.global_request_id' not in seen
+
+
+def test_size_limit_refuses_a_long_declared_body_in_the_fault_format():
+    limiter = sizelimit.RequestBodySizeLimiter(_app())
+    req = webob.Request.blank('/x', method='POST', body=b'x' * (limiter.limit + 1))
+    resp = req.get_response(limiter)
+    assert resp.status_int == 413
+    assert resp.json['overLimit']['code'] == 413
+
+
+def test_size_limit_stops_a_body_without_length_when_it_grows_too_long():
+    def reader(environ, start_response):
+        environ['wsgi.input'].read()
+        return _app()(environ, start_response)
+    limiter = sizelimit.RequestBodySizeLimiter(reader)
+    req = webob.Request.blank('/x', method='POST')
+    req.environ['wsgi.input'] = io.BytesIO(b'x' * (limiter.limit + 10))
+    req.environ.pop('CONTENT_LENGTH', None)
+    with pytest.raises(webob.exc.HTTPRequestEntityTooLarge):
+        req.get_response(limiter)
+    small = webob.Request.blank('/x', method='POST')
+    small.environ['wsgi.input'] = io.BytesIO(b'x' * 10)
+    small.environ.pop('CONTENT_LENGTH', None)
+    assert small.get_response(limiter).status_int == 200
+
+
+def test_cors_is_no_layer_without_an_allowed_origin():
+    app = _app()
+    assert openstack.cors_filter_factory({})(app) is app
+    CONF.set_override('allowed_origin', ['https://dash.example'], group='cors')
+    try:
+        layer = openstack.cors_filter_factory({})(app)
+        assert layer is not app
+        req = webob.Request.blank('/x', headers={'Origin': 'https://dash.example'})
+        resp = req.get_response(layer)
+        assert resp.headers['Access-Control-Allow-Origin'] == 'https://dash.example'
+    finally:
+        CONF.clear_override('allowed_origin', group='cors')

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 import routes
-import routes.middleware
 import webob.dec
 
 from novalite import objects
@@ -178,8 +177,6 @@ class APIRouterV21:
         # Compiled now, not by the first request: once in the master, before the API's
         # worker processes fork, instead of once in each (0.1 s of CPU).
         self.map.create_regs()
-        self._router = routes.middleware.RoutesMiddleware(self._dispatch, self.map,
-                                                          use_method_override=False)
 
     @classmethod
     def factory(cls, global_conf: dict, **local_conf: Any) -> APIRouterV21:
@@ -190,14 +187,15 @@ class APIRouterV21:
         path = environ.get('PATH_INFO', '')
         if len(path) > 1 and path.endswith('/'):
             environ['PATH_INFO'] = path.rstrip('/')
-        return self._router(environ, start_response)
-
-    @staticmethod
-    def _dispatch(environ: dict, start_response: Callable) -> Any:
-        match = environ['wsgiorg.routing_args'][1]
-        if not match:
+        # The mapper itself, not routes' RoutesMiddleware: that one also builds a URL
+        # generator and sets routes' thread-local request config for every request,
+        # neither of which novalite uses.
+        found = self.map.routematch(environ=environ)
+        if not found:
             return faults.json_fault(404, 'The resource could not be found.')(
                 environ, start_response)
+        match = found[0]
+        environ['wsgiorg.routing_args'] = ((), match)
         return match['controller'](environ, start_response)
 
 

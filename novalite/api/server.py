@@ -1,0 +1,225 @@
+"""The standalone API's HTTP server of the threading backend: wsgiref, kept alive.
+
+wsgiref answers one request per connection in HTTP/1.0, so a client polling a server's
+status paid, for every poll, a TCP connection, a new thread and the teardown of both,
+on its side and on ours. This server speaks HTTP/1.1 and keeps the connection (and its
+thread) for the client's next request, as eventlet's server of the classic nova-api did.
+
+A connection is kept only when that is safe: the client did not ask to close it, the
+response carried a Content-Length, the request body was read to its end (what the
+application left unread is skipped, up to ``MAX_DRAIN`` bytes) and nothing failed. A
+connection idle for ``IDLE_TIMEOUT`` seconds is closed; on stop, idle connections are
+closed at once and requests in progress finish.
+"""
+from __future__ import annotations
+
+import socket
+import socketserver
+import threading
+from typing import Any, BinaryIO
+from wsgiref import simple_server
+
+IDLE_TIMEOUT = 60.0
+MAX_DRAIN = 1 << 20
+_MAX_REQUEST_LINE = 65536
+
+
+class _Body:
+    """``wsgi.input``: the request body, ``length`` bytes of the connection, never more
+    (the next request's bytes follow it on a kept connection)."""
+
+    def __init__(self, stream: BinaryIO, length: int) -> None:
+        self._stream = stream
+        self.left = length
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0 or size > self.left:
+            size = self.left
+        data = self._stream.read(size) if size else b''
+        self.left -= len(data)
+        if len(data) < size:
+            self.left = 0  # the client went away mid-body
+        return data
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0 or size > self.left:
+            size = self.left
+        data = self._stream.readline(size) if size else b''
+        self.left -= len(data)
+        return data
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        return list(iter(self.readline, b''))
+
+    def __iter__(self) -> Any:
+        return iter(self.readline, b'')
+
+    def drain(self) -> bool:
+        """Skip what the application did not read; False if that is too much to skip."""
+        if self.left > MAX_DRAIN:
+            return False
+        while self.left:
+            if not self.read(min(self.left, 65536)):
+                return False
+        return True
+
+
+class _Response(simple_server.ServerHandler):
+    """One request's WSGI run, answered in HTTP/1.1."""
+
+    http_version = '1.1'
+    failed = False
+
+    def cleanup_headers(self) -> None:
+        super().cleanup_headers()
+        handler = self.request_handler
+        if self.failed or 'Content-Length' not in self.headers:
+            # Without a length the body's end is the connection's end; after a failure
+            # what the application left behind is unknown.
+            handler.close_connection = True
+        if handler.close_connection:
+            self.headers['Connection'] = 'close'
+
+    def handle_error(self) -> None:
+        self.failed = True
+        super().handle_error()
+
+
+class _Connection(simple_server.WSGIRequestHandler):
+    """A client connection: its requests one after another, until it is closed."""
+
+    protocol_version = 'HTTP/1.1'
+    timeout = IDLE_TIMEOUT
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        # The requestlog filter of the pipeline logs every request already.
+        pass
+
+    def handle(self) -> None:
+        server = self.server
+        self.close_connection = True
+        server.track(self, idle=True)
+        try:
+            self._serve_one()
+            while not self.close_connection and not server.stopping:
+                server.track(self, idle=True)
+                self._serve_one()
+        finally:
+            server.forget(self)
+
+    def _serve_one(self) -> None:
+        self.close_connection = True
+        try:
+            self.raw_requestline = self.rfile.readline(_MAX_REQUEST_LINE + 1)
+        except (TimeoutError, ConnectionError, OSError):
+            return
+        if not self.raw_requestline:
+            return
+        self.server.track(self, idle=False)
+        if len(self.raw_requestline) > _MAX_REQUEST_LINE:
+            self.requestline = self.request_version = self.command = ''
+            self.send_error(414)
+            return
+        # parse_request keeps the connection for HTTP/1.1 unless "Connection: close"
+        # (and for HTTP/1.0 only with "Connection: keep-alive").
+        if not self.parse_request():
+            self.close_connection = True
+            return
+        environ = self.get_environ()
+        chunked = 'chunked' in (self.headers.get('Transfer-Encoding') or '').lower()
+        try:
+            length = int(environ.get('CONTENT_LENGTH') or 0)
+        except ValueError:
+            length, chunked = 0, True
+        body = self.rfile if chunked else _Body(self.rfile, max(length, 0))
+        response = _Response(body, self.wfile, self.get_stderr(), environ,
+                             multithread=True)
+        response.request_handler = self
+        response.run(self.server.get_app())
+        if chunked or response.failed or not body.drain():
+            self.close_connection = True
+
+
+class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+    allow_reuse_address = True
+    # socketserver listens with a backlog of 5: a burst of new clients would be reset
+    # by the kernel.
+    request_queue_size = socket.SOMAXCONN
+    # Requests in progress are waited for on stop (server_close joins them).
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.stopping = False
+        self._lock = threading.Lock()
+        self._connections: dict[_Connection, bool] = {}
+        super().__init__(*args, **kwargs)
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        # Several worker processes accept on this socket: a worker that lost the race
+        # for a connection must get EAGAIN, not block where shutdown() cannot reach it.
+        self.socket.setblocking(False)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = self.socket.accept()
+        conn.setblocking(True)
+        # A response goes out as two writes (head, then body); with Nagle's algorithm
+        # the body would wait for the client's delayed ACK of the head (40 ms) on a kept
+        # connection.
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn, addr
+
+    def track(self, connection: _Connection, idle: bool) -> None:
+        with self._lock:
+            self._connections[connection] = idle
+        if idle and self.stopping:
+            _close_reading(connection)
+
+    def forget(self, connection: _Connection) -> None:
+        with self._lock:
+            self._connections.pop(connection, None)
+
+    def close_idle(self) -> None:
+        """Stop serving kept connections: idle ones are closed now, busy ones after
+        their request."""
+        self.stopping = True
+        with self._lock:
+            idle = [conn for conn, is_idle in self._connections.items() if is_idle]
+        for connection in idle:
+            _close_reading(connection)
+
+
+def _close_reading(connection: _Connection) -> None:
+    # The thread waiting for the next request line reads the end of the stream.
+    try:
+        connection.connection.shutdown(socket.SHUT_RD)
+    except OSError:
+        pass
+
+
+class ThreadedServer:
+    """The server of the threading backend: a thread per client connection."""
+
+    def __init__(self, app: Any, host: str, port: int) -> None:
+        self._server = simple_server.make_server(host, port, app, server_class=_Server,
+                                                 handler_class=_Connection)
+        self.address = self._server.server_address[:2]
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        # shutdown() waits for the loop to notice it, at most one poll interval.
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={'poll_interval': 0.1},
+                                        name='osapi_compute', daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._server.shutdown()
+        self._server.close_idle()
+        self._server.server_close()
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
