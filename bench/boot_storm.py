@@ -15,9 +15,9 @@ Glance; Nova's measured layout: API 2 workers, 2 conductor and 2 scheduler worke
 
     .venv/bin/python bench/boot_storm.py --devstack --count 100 --concurrency 20
 
-With ``--devstack`` the figures include the daemons' idle RSS and the time from starting
-the novalite daemons to a first server ACTIVE. CPU seconds are summed over the process
-trees named with ``--pid`` (with ``--devstack``: every novalite daemon and Placement).
+With ``--devstack`` the figures include the daemons' idle RSS and PSS and the time from
+starting the novalite daemons to a first server ACTIVE. CPU seconds are summed over the
+process trees named with ``--pid`` (with ``--devstack``: every novalite daemon and Placement).
 """
 from __future__ import annotations
 
@@ -315,6 +315,7 @@ def run_devstack(args: argparse.Namespace) -> dict:
             time.sleep(2)  # let start-up work settle before the idle figure
             pids = devstack_pids(stack)
             figures['idle_rss_mb'] = {name: procstats.rss_mb(pid) for name, pid in pids.items()}
+            figures['idle_pss_mb'] = {name: procstats.pss_mb(pid) for name, pid in pids.items()}
             args.image = stack.image_id
             measure(client, args, pids, figures)
         finally:
