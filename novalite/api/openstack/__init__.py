@@ -39,6 +39,10 @@ def cors_filter_factory(global_conf: dict, **local_conf: Any) -> Any:
     still wrap every request and response in webob objects of its own.
     """
     def _filter(app: Any) -> Any:
+        if 'cors' not in cfg.CONF.list_all_sections():
+            # No [cors] section, so no origin: and oslo.middleware stays unimported (its
+            # package imports every middleware it has: jinja2, bcrypt; 3 MB a process).
+            return app
         from oslo_middleware import cors
         layer = cors.CORS(app, cfg.CONF)  # registers the [cors] options
         return layer if cfg.CONF.cors.allowed_origin else app

@@ -140,9 +140,12 @@ def test_size_limit_stops_a_body_without_length_when_it_grows_too_long():
     assert small.get_response(limiter).status_int == 200
 
 
-def test_cors_is_no_layer_without_an_allowed_origin():
+def test_cors_is_no_layer_without_an_allowed_origin(monkeypatch):
     app = _app()
     assert openstack.cors_filter_factory({})(app) is app
+    # A configuration file with a [cors] section, as the service would have parsed.
+    monkeypatch.setattr(CONF, 'list_all_sections', lambda: ['DEFAULT', 'cors'])
+    assert openstack.cors_filter_factory({})(app) is app  # a section without origins
     CONF.set_override('allowed_origin', ['https://dash.example'], group='cors')
     try:
         layer = openstack.cors_filter_factory({})(app)
