@@ -14,6 +14,7 @@ novalite (inclusive: every sample with that function anywhere on the stack).
 Read a saved profile again::
 
     .venv/bin/python bench/pyspy.py /tmp/prof/conductor.txt
+    .venv/bin/python bench/pyspy.py /tmp/get.txt --under _Connection.handle
 """
 from __future__ import annotations
 
@@ -125,7 +126,24 @@ def top(stacks: collections.Counter, limit: int = 12) -> dict:
             'novalite_functions_inclusive_pct': share(functions)}
 
 
+def under(stacks: collections.Counter, function: str) -> collections.Counter:
+    """Only the samples with a frame of ``function`` (e.g. ``_Connection.handle``): the
+    work done on behalf of it, the rest of the process left out."""
+    return collections.Counter({stack: count for stack, count in stacks.items()
+                                if any(func == function for func, _ in _frames(stack))})
+
+
 if __name__ == '__main__':
+    import argparse
     import json
-    for name in sys.argv[1:]:
-        print(json.dumps({'profile': name, **top(read(name), limit=25)}, indent=1))
+    parser = argparse.ArgumentParser(description='Summarise py-spy raw profiles.')
+    parser.add_argument('profiles', nargs='+')
+    parser.add_argument('--under', metavar='FUNCTION',
+                        help='only samples with this function on the stack')
+    cli = parser.parse_args()
+    for name in cli.profiles:
+        stacks = read(name)
+        if cli.under:
+            stacks = under(stacks, cli.under)
+        print(json.dumps({'profile': name, 'under': cli.under, **top(stacks, limit=25)},
+                         indent=1))

@@ -18,7 +18,11 @@ def _app(environ, start_response):
         return iter([b'a', b'b'])  # no length known: the connection must end the body
     if path == '/crash':
         raise RuntimeError('boom')
-    if path == '/echo':
+    if path.startswith('/environ'):
+        keys = ('REQUEST_METHOD', 'PATH_INFO', 'QUERY_STRING', 'CONTENT_TYPE',
+                'CONTENT_LENGTH', 'HTTP_X_TWICE', 'HTTP_X_FOLDED', 'REMOTE_ADDR')
+        body = repr({k: environ.get(k) for k in keys}).encode()
+    elif path == '/echo':
         body = environ['wsgi.input'].read(int(environ.get('CONTENT_LENGTH') or 0))
     else:
         body = b'%s %s' % (environ['REQUEST_METHOD'].encode(), path.encode())
@@ -112,3 +116,53 @@ def test_stop_closes_idle_connections_at_once():
     stopper.join(timeout=5)
     assert not stopper.is_alive()
     assert time.monotonic() - start < 2  # not the idle timeout
+
+
+def _raw(server, data):
+    with socket.create_connection(server.address, timeout=10) as sock:
+        sock.sendall(data)
+        received = b''
+        while chunk := sock.recv(4096):
+            received += chunk
+    return received
+
+
+def test_the_environ_of_a_request(server):
+    conn = _connection(server)
+    conn.putrequest('GET', '/environ%20x?a=1&b=2')
+    conn.putheader('X-Twice', 'one')
+    conn.putheader('X-Twice', 'two')
+    conn.endheaders()
+    environ = eval(conn.getresponse().read())  # noqa: S307 - our own repr
+    assert environ == {'REQUEST_METHOD': 'GET', 'PATH_INFO': '/environ x',
+                       'QUERY_STRING': 'a=1&b=2', 'CONTENT_TYPE': 'text/plain',
+                       'CONTENT_LENGTH': None, 'HTTP_X_TWICE': 'one,two',
+                       'HTTP_X_FOLDED': None, 'REMOTE_ADDR': '127.0.0.1'}
+
+
+def test_a_folded_header_line_continues_the_one_before(server):
+    answer = _raw(server, b'GET /environ HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n'
+                          b' b\r\nConnection: close\r\n\r\n')
+    assert b"'HTTP_X_FOLDED': 'a b'" in answer
+
+
+@pytest.mark.parametrize('request_bytes, status', [
+    (b'GET /x\r\n\r\n', b'400'),
+    (b'GET /x HTTP/2.0\r\n\r\n', b'505'),
+    (b'GET /x HTTP/1.1\r\nno colon here\r\n\r\n', b'400'),
+    (b'GET /x HTTP/1.1\r\n' + b'X-A: b\r\n' * 102 + b'\r\n', b'431'),
+])
+def test_malformed_requests_are_refused(server, request_bytes, status):
+    assert _raw(server, request_bytes).split(b' ', 2)[1] == status
+
+
+def test_expect_100_continue_is_answered_before_the_body(server):
+    with socket.create_connection(server.address, timeout=10) as sock:
+        sock.sendall(b'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n'
+                     b'Expect: 100-continue\r\nConnection: close\r\n\r\n')
+        assert sock.recv(4096).startswith(b'HTTP/1.1 100')
+        sock.sendall(b'hello')
+        received = b''
+        while chunk := sock.recv(4096):
+            received += chunk
+    assert received.startswith(b'HTTP/1.1 200') and received.endswith(b'hello')
