@@ -441,7 +441,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    yardstick = procstats.yardstick_ms()
     figures = run_remote(args) if args.url else run_in_process(args)
+    figures['yardstick_ms'] = yardstick
     print(json.dumps(figures), flush=True)
     return 0
 

@@ -361,7 +361,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     figures: dict = {'benchmark': 'boot_storm', 'count': args.count,
-                     'concurrency': args.concurrency, 'poll_s': args.poll}
+                     'concurrency': args.concurrency, 'poll_s': args.poll,
+                     'yardstick_ms': procstats.yardstick_ms()}
     if args.devstack:
         figures.update(run_devstack(args))
     else:

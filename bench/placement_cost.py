@@ -126,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--threads', type=int, default=8, help='threads per worker')
     args = parser.parse_args(argv)
     objects.register_all()
-    print(json.dumps(run(args)), flush=True)
+    yardstick = procstats.yardstick_ms()
+    print(json.dumps({**run(args), 'yardstick_ms': yardstick}), flush=True)
     return 0
 
 

@@ -6,6 +6,7 @@ master); everything forked below them counts with them.
 from __future__ import annotations
 
 import os
+import time
 
 _TICKS = os.sysconf('SC_CLK_TCK')
 _PAGE = os.sysconf('SC_PAGE_SIZE')
@@ -113,3 +114,27 @@ def pids_named(*names: str) -> dict[str, int]:
         if comm in names and comm not in found:
             found[comm] = int(entry)
     return found
+
+
+def yardstick_ms(rounds: int = 5) -> float:
+    """CPU ms of a fixed pure-Python workload (JSON, dicts, sorting, string formatting:
+    what the daemons do most), the least of ``rounds``.
+
+    This machine's speed changes from hour to hour (one benchmark's figures by up to
+    1.6 times, with no code changed): a benchmark prints this beside its figures, so two
+    runs are compared knowing whether the machine itself was as fast both times.
+    """
+    import json
+    doc = {'server': {'id': 'a' * 36, 'links': [{'rel': 'self', 'href': 'x' * 60}] * 2,
+                      'metadata': {'k%d' % i: 'v%d' % i for i in range(20)},
+                      'flavor': {'vcpus': 1, 'ram': 512, 'disk': 1}}}
+    best = float('inf')
+    for _ in range(rounds):
+        start = time.process_time()
+        for i in range(2000):
+            text = json.dumps(doc, sort_keys=True)
+            back = json.loads(text)
+            keys = sorted(back['server']['metadata'], key=lambda k: (len(k), k))
+            '%s-%d-%s' % (keys[0], i, back['server']['id'])
+        best = min(best, time.process_time() - start)
+    return round(best * 1000, 1)
