@@ -29,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import boot_storm  # noqa: E402
+import procstats  # noqa: E402
 
 HOP_LINE = re.compile(r'boot hop (\S+) (\S+) (\d+\.\d+)')
 
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     totals = [(h['client.active_seen'] - h['client.post']) * 1000
               for h in per_instance.values()]
     print(json.dumps({'benchmark': 'boot_hops', 'count': args.count, 'poll_s': args.poll,
+                      'yardstick_ms': procstats.yardstick_ms(),
                       'post_to_active_seen_ms_p50': round(statistics.median(totals), 1),
                       'steps': steps(per_instance)}), flush=True)
     return 0
