@@ -195,13 +195,16 @@ def measure(client: Client, args: argparse.Namespace, pids: dict[str, int],
         figures['warmup_boots'] = args.warmup
     profiler = pyspy.Profiler(pids, args.profile) if args.profile and pids else None
     meter = procstats.CpuMeter(pids)
+    spread = procstats.SpreadMeter(pids)
     infra = procstats.CpuMeter(procstats.pids_named(*INFRA_PROCESSES))
     meter.start()
+    spread.start()
     infra.start()
     client_cpu = time.process_time()
     results, wall = storm(client, args.count, args.concurrency, args.poll, image, flavor)
     client_cpu = time.process_time() - client_cpu
     cpu = meter.stop()
+    cpu_spread = spread.stop()
     infra_cpu = infra.stop()
     if profiler is not None:
         profiles = {name: pyspy.top(stacks) for name, stacks in profiler.stop().items()}
@@ -222,6 +225,9 @@ def measure(client: Client, args: argparse.Namespace, pids: dict[str, int],
     })
     if pids:
         figures['cpu_s'] = cpu
+        # Per process of each tree (master first): do a daemon's workers share the work?
+        figures['cpu_s_by_process'] = {name: values for name, values in cpu_spread.items()
+                                       if len(values) > 1}
         figures['cpu_s_per_boot'] = round(sum(cpu.values()) / max(len(ok), 1), 3)
     # Not in the services' figure (Nova's was measured over its services): the database
     # and broker servers on this machine (whatever else uses them counts too) and the

@@ -55,6 +55,17 @@ def cpu_seconds(pid: int) -> float:
     return total / _TICKS
 
 
+def cpu_by_process(pid: int) -> dict[int, float]:
+    """User plus system CPU of each live process of ``pid``'s tree (its own, not its
+    children's), by pid."""
+    times = {}
+    for member in tree(pid):
+        fields = _stat(member)
+        if fields is not None:
+            times[member] = (int(fields[11]) + int(fields[12])) / _TICKS
+    return times
+
+
 def rss_mb(pid: int) -> list[float]:
     """Resident memory of each process of ``pid``'s tree, in MiB."""
     sizes = []
@@ -97,6 +108,26 @@ class CpuMeter:
     def stop(self) -> dict[str, float]:
         return {name: round(cpu_seconds(pid) - self._before.get(name, 0.0), 3)
                 for name, pid in self.pids.items()}
+
+
+class SpreadMeter:
+    """How CPU between ``start()`` and ``stop()`` spread over the processes of each named
+    tree (a master and its workers): whether the workers shared the load."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self._before: dict[str, dict[int, float]] = {}
+
+    def start(self) -> None:
+        self._before = {name: cpu_by_process(pid) for name, pid in self.pids.items()}
+
+    def stop(self) -> dict[str, list[float]]:
+        spread = {}
+        for name, pid in self.pids.items():
+            before = self._before.get(name, {})
+            spread[name] = [round(cpu - before.get(member, 0.0), 2)
+                            for member, cpu in sorted(cpu_by_process(pid).items())]
+        return spread
 
 
 def pids_named(*names: str) -> dict[str, int]:
