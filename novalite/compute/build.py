@@ -42,7 +42,7 @@ class _Deleted(Exception):
 
 def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
     # The conductor started BUILD_EVENT when it handed the build to this host (one round
-    # trip less per build); this finishes it.
+    # trip less per build); the save that makes the instance ACTIVE finishes it (another).
     notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
                                                notifications.START)
     try:
@@ -65,14 +65,13 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
             _reschedule(mgr, context, instance, req, exc)
         return
     mgr.rt.build_succeeded(context, req.node)
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT, host=mgr.host)
     notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
                                                notifications.END)
 
 
-def _save(instance: Any, expected_task_state: Any) -> None:
+def _save(instance: Any, expected_task_state: Any, finish_event: str | None = None) -> None:
     try:
-        instance.save(expected_task_state=expected_task_state)
+        instance.save(expected_task_state=expected_task_state, finish_event=finish_event)
     except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as exc:
         if isinstance(exc, exception.InstanceNotFound) or 'deleting' in str(exc):
             raise _Deleted() from exc
@@ -116,7 +115,8 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     instance.vm_state = vm_states.ACTIVE
     instance.task_state = None
     instance.launched_at = timeutils.utcnow(with_timezone=True)
-    _save(instance, task_states.SPAWNING)
+    # ACTIVE, and the build event finished, in one round trip to the conductor.
+    _save(instance, task_states.SPAWNING, finish_event=BUILD_EVENT)
     utils.hop('compute.active', instance.uuid)
     LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
 
