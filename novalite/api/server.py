@@ -5,11 +5,12 @@ status paid, for every poll, a TCP connection, a new thread and the teardown of 
 on its side and on ours. This server speaks HTTP/1.1 and keeps the connection (and its
 thread) for the client's next request, as eventlet's server of the classic nova-api did.
 
-A connection is kept only when that is safe: the client did not ask to close it, the
-response carried a Content-Length, the request body was read to its end (what the
-application left unread is skipped, up to ``MAX_DRAIN`` bytes) and nothing failed. A
-connection idle for ``IDLE_TIMEOUT`` seconds is closed; on stop, idle connections are
-closed at once and requests in progress finish.
+A connection is kept for at most ``MAX_REQUESTS`` requests, and only when that is safe:
+the client did not ask to close it, the response carried a Content-Length, the request
+body was read to its end (what the application left unread is skipped, up to
+``MAX_DRAIN`` bytes) and nothing failed. A connection idle for ``IDLE_TIMEOUT`` seconds
+is closed; on stop, idle connections are closed at once and requests in progress
+finish.
 """
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ from typing import Any, BinaryIO
 from wsgiref import simple_server
 
 IDLE_TIMEOUT = 60.0
+# A kept connection stays with the worker process that accepted it. Closing it after
+# this many requests lets the client's next connection go to whichever worker accepts
+# first, i.e. the least busy one: without a limit, one of two workers did 71 % of a
+# 100-boot storm's work. A new connection costs the server about 0.3 ms of CPU.
+MAX_REQUESTS = 25
 MAX_DRAIN = 1 << 20
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
@@ -102,13 +108,13 @@ class _Connection(simple_server.WSGIRequestHandler):
 
     def handle(self) -> None:
         server = self.server
-        self.close_connection = True
-        server.track(self, idle=True)
+        self.served = 0
         try:
-            self._serve_one()
-            while not self.close_connection and not server.stopping:
+            while True:
                 server.track(self, idle=True)
                 self._serve_one()
+                if self.close_connection or server.stopping:
+                    break
         finally:
             server.forget(self)
 
@@ -128,6 +134,9 @@ class _Connection(simple_server.WSGIRequestHandler):
         if not self.parse_request():
             self.close_connection = True
             return
+        self.served += 1
+        if self.served >= MAX_REQUESTS:
+            self.close_connection = True
         environ = self.get_environ()
         chunked = 'chunked' in environ.get('HTTP_TRANSFER_ENCODING', '').lower()
         try:

@@ -166,3 +166,15 @@ def test_expect_100_continue_is_answered_before_the_body(server):
         while chunk := sock.recv(4096):
             received += chunk
     assert received.startswith(b'HTTP/1.1 200') and received.endswith(b'hello')
+
+
+def test_a_connection_is_closed_after_its_last_allowed_request(server, monkeypatch):
+    monkeypatch.setattr(http_server, 'MAX_REQUESTS', 2)
+    conn = _connection(server)
+    conn.request('GET', '/one')
+    first = conn.getresponse()
+    assert first.read() == b'GET /one' and not first.will_close
+    conn.request('GET', '/two')
+    second = conn.getresponse()
+    assert second.getheader('Connection') == 'close' and second.will_close
+    assert second.read() == b'GET /two'
