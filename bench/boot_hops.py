@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
               for h in per_instance.values()]
     print(json.dumps({'benchmark': 'boot_hops', 'count': args.count, 'poll_s': args.poll,
                       'yardstick_ms': procstats.yardstick_ms(),
+                      'db_roundtrip_ms': procstats.db_roundtrip_ms(),
                       'post_to_active_seen_ms_p50': round(statistics.median(totals), 1),
                       'steps': steps(per_instance)}), flush=True)
     return 0

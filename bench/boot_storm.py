@@ -368,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     figures: dict = {'benchmark': 'boot_storm', 'count': args.count,
                      'concurrency': args.concurrency, 'poll_s': args.poll,
-                     'yardstick_ms': procstats.yardstick_ms()}
+                     'yardstick_ms': procstats.yardstick_ms(),
+                     'db_roundtrip_ms': procstats.db_roundtrip_ms()}
     if args.devstack:
         figures.update(run_devstack(args))
     else:

@@ -169,3 +169,34 @@ def yardstick_ms(rounds: int = 5) -> float:
             '%s-%d-%s' % (keys[0], i, back['server']['id'])
         best = min(best, time.process_time() - start)
     return round(best * 1000, 1)
+
+
+def db_roundtrip_ms(count: int = 300) -> float | None:
+    """Wall ms of one ``SELECT 1`` to the devstack MariaDB (the median of ``count``), or
+    None without one. The boot path is made of round trips (to MariaDB, RabbitMQ,
+    Placement): on this machine their cost moves with the hour as much as Python's speed
+    does, and the yardstick does not see it."""
+    import statistics
+
+    import pymysql
+    from sqlalchemy.engine import make_url
+
+    from novalite.devstack import backends
+    url = make_url(backends.SERVER_URLS['mysql'])
+    try:
+        connection = pymysql.connect(host=url.host or '127.0.0.1', port=url.port or 3306,
+                                     user=url.username or 'root',
+                                     password=url.password or '', connect_timeout=5)
+    except pymysql.err.MySQLError:
+        return None
+    walls = []
+    try:
+        with connection.cursor() as cursor:
+            for _ in range(count):
+                start = time.perf_counter()
+                cursor.execute('SELECT 1')
+                cursor.fetchall()
+                walls.append(time.perf_counter() - start)
+    finally:
+        connection.close()
+    return round(statistics.median(walls) * 1000, 3)
