@@ -69,7 +69,12 @@ def copy_in(source_dir: str, instance_dir: str) -> None:
                    % source_dir)
     if os.path.exists(instance_dir):
         shutil.rmtree(instance_dir)
-    shutil.copytree(source_dir, instance_dir,
+    # Contents and permission bits only, not the extended attributes (copytree's
+    # default, copy2, copies them): libvirt keeps its DAC bookkeeping of a disk in use
+    # there (trusted.libvirt.security.*). Copied from a disk whose guest libvirt has not
+    # finished tearing down, they make the new domain's start fail with "Setting
+    # different DAC user or group on ... which is already in use".
+    shutil.copytree(source_dir, instance_dir, copy_function=shutil.copy,
                     ignore=shutil.ignore_patterns(SAVED_XML))
 
 
