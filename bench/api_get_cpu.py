@@ -221,55 +221,22 @@ def _by_library(profile: cProfile.Profile) -> dict[str, float]:
 
 # -- through the daemon's HTTP server ---------------------------------------------------
 
-_HTTP_CLIENT = r"""
-import sys, requests
-url, token, microversion, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-session = requests.Session()
-session.headers.update({'X-Auth-Token': token,
-                        'OpenStack-API-Version': 'compute %s' % microversion})
-def get():
-    resp = session.get(url, timeout=60)
-    assert resp.status_code == 200, resp.text
-for _ in range(10):
-    get()
-print('ready', flush=True)
-while sys.stdin.readline().strip() == 'go':
-    for _ in range(count):
-        get()
-    print('done', flush=True)
-"""
-
-
 def http_cpu_per_call(base_url: str, path: str, args: argparse.Namespace,
                       count: int, rounds: int = 5) -> dict:
-    """This process's CPU per GET served by the API's HTTP server: a client in a
-    process of its own (its CPU is not counted) sends ``count`` GETs in ``rounds``
-    rounds, one at a time. The in-process services' own threads (heartbeats, periodic
-    tasks) count too, hence the least of the rounds beside their median."""
-    import subprocess
+    """This process's CPU per GET served by the API's HTTP server, sent by a client in
+    a process of its own (``api_server_cpu.cpu_per_request``). The in-process services'
+    own threads (heartbeats, periodic tasks) count too, hence the least of the rounds
+    beside their median."""
+    import api_server_cpu
     per_round = max(1, count // rounds)
-    client = subprocess.Popen(
-        [sys.executable, '-c', _HTTP_CLIENT, base_url + path, args.token,
-         args.microversion, str(per_round)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    means, walls = [], []
-    try:
-        assert client.stdout.readline().strip() == 'ready'
-        for _ in range(rounds):
-            start_cpu, start = time.process_time(), time.perf_counter()
-            client.stdin.write('go\n')
-            client.stdin.flush()
-            assert client.stdout.readline().strip() == 'done'
-            means.append((time.process_time() - start_cpu) / per_round)
-            walls.append((time.perf_counter() - start) / per_round)
-        client.stdin.write('quit\n')
-        client.stdin.flush()
-    finally:
-        client.wait(timeout=60)
-    return {'cpu_ms': round(statistics.median(means) * 1000, 3),
-            'cpu_ms_min': round(min(means) * 1000, 3),
-            'wall_ms_mean': round(statistics.mean(walls) * 1000, 3),
-            'calls': per_round * rounds}
+    figures = api_server_cpu.cpu_per_request(
+        base_url + path, per_round, rounds,
+        headers={'X-Auth-Token': args.token,
+                 'OpenStack-API-Version': 'compute %s' % args.microversion})
+    return {'cpu_ms': round(figures['cpu_s'] * 1000, 3),
+            'cpu_ms_min': round(figures['cpu_s_min'] * 1000, 3),
+            'wall_ms_mean': round(figures['wall_s_mean'] * 1000, 3),
+            'calls': figures['requests']}
 
 
 def measure_http(app: Any, args: argparse.Namespace, active_id: str,
