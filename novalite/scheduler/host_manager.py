@@ -1,6 +1,7 @@
 """HostState (what the scheduler knows of one compute node) and the HostManager."""
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -9,7 +10,7 @@ from typing import Any
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
-from sqlalchemy import case, func, select
+from sqlalchemy import bindparam, case, func, select
 
 from novalite import context as nl_context
 from novalite import objects
@@ -186,6 +187,28 @@ def _node_record(row: Any) -> types.SimpleNamespace:
     return types.SimpleNamespace(**values)
 
 
+@functools.cache
+def _host_queries() -> types.SimpleNamespace:
+    """The three queries of ``_cell_hosts``, built once (building them per request was a
+    third of their cost); their lists are expanding parameters."""
+    nodes_t, services_t = main_models.ComputeNode, main_models.Service
+    instances_t = main_models.Instance
+    hosts = bindparam('hosts', expanding=True)
+    on_hosts = (instances_t.host.in_(hosts), instances_t.deleted == 0)
+    io = case((instances_t.vm_state == vm_states.BUILDING, 1),
+              (instances_t.task_state.in_(sorted(IO_TASK_STATES)), 1), else_=0)
+    return types.SimpleNamespace(
+        nodes=select(*(getattr(nodes_t, c) for c in _NODE_COLUMNS)).where(
+            nodes_t.uuid.in_(bindparam('uuids', expanding=True)), nodes_t.deleted == 0),
+        services=select(*(getattr(services_t, c) for c in _SERVICE_COLUMNS)).where(
+            services_t.binary == COMPUTE_BINARY, services_t.deleted == 0,
+            services_t.host.in_(hosts)),
+        instances=select(instances_t.host, instances_t.uuid, instances_t.vm_state,
+                         instances_t.task_state).where(*on_hosts),
+        counts=select(instances_t.host, func.count(), func.sum(io))
+        .where(*on_hosts).group_by(instances_t.host))
+
+
 def _cell_hosts(cctxt: Any, uuids: list[str], with_uuids: bool) -> tuple[list, dict, dict]:
     """The compute nodes among ``uuids``, their hosts' compute services, and the
     instances on those hosts, of one cell: three queries whatever the number of hosts.
@@ -193,33 +216,22 @@ def _cell_hosts(cctxt: Any, uuids: list[str], with_uuids: bool) -> tuple[list, d
     The instances come as ``(uuid, vm_state, task_state)`` rows per host when
     ``with_uuids``, else as ``(count, io_ops)`` per host, counted by the database.
     """
-    nodes_t, services_t = main_models.ComputeNode, main_models.Service
-    instances_t = main_models.Instance
+    queries = _host_queries()
     by_host: dict[str, Any] = {}
     with engine.cell_reader(cctxt) as session:
-        nodes = [_node_record(row) for row in session.execute(
-            select(*(getattr(nodes_t, c) for c in _NODE_COLUMNS)).where(
-                nodes_t.uuid.in_(uuids), nodes_t.deleted == 0))]
+        conn = session.connection()
+        nodes = [_node_record(row) for row in conn.execute(queries.nodes, {'uuids': uuids})]
         hosts = sorted({n.host for n in nodes if n.host})
         if not hosts:
             return nodes, {}, by_host
-        services = {row.host: row for row in session.execute(
-            select(*(getattr(services_t, c) for c in _SERVICE_COLUMNS)).where(
-                services_t.binary == COMPUTE_BINARY, services_t.deleted == 0,
-                services_t.host.in_(hosts)))}
-        on_hosts = (instances_t.host.in_(hosts), instances_t.deleted == 0)
+        services = {row.host: row
+                    for row in conn.execute(queries.services, {'hosts': hosts})}
         if with_uuids:
-            rows = session.execute(select(
-                instances_t.host, instances_t.uuid, instances_t.vm_state,
-                instances_t.task_state).where(*on_hosts))
-            for host, uuid, vm_state, task_state in rows:
+            for host, uuid, vm_state, task_state in conn.execute(queries.instances,
+                                                                 {'hosts': hosts}):
                 by_host.setdefault(host, []).append((uuid, vm_state, task_state))
         else:
-            io = case((instances_t.vm_state == vm_states.BUILDING, 1),
-                      (instances_t.task_state.in_(sorted(IO_TASK_STATES)), 1), else_=0)
-            rows = session.execute(select(instances_t.host, func.count(), func.sum(io))
-                                   .where(*on_hosts).group_by(instances_t.host))
-            for host, count, io_ops in rows:
+            for host, count, io_ops in conn.execute(queries.counts, {'hosts': hosts}):
                 by_host[host] = (int(count), int(io_ops or 0))
     return nodes, services, by_host
 
