@@ -66,7 +66,9 @@ class ConductorManager(manager.Manager):
                       kwargs: dict) -> tuple[dict, Any]:
         """Run ``objinst.objmethod``; return the fields it changed and the result, which
         the caller's copy of the object applies to itself."""
-        before = objinst.obj_clone()
+        # What ``obj_clone`` gives, without deepcopy's generic walk (4 % of a busy
+        # conductor's CPU): the object's fields copied all the way down.
+        before = obj_base.fresh_copy(objinst)
         result = getattr(objinst, objmethod)(*args, **kwargs)
         updates: dict[str, Any] = {}
         for name, field in objinst.fields.items():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime
 import threading
 from collections.abc import Iterator
@@ -150,6 +151,29 @@ def insert_row(row: Any, session: Any = None) -> Any:
         own.add(row)
         own.flush()
     return row
+
+
+# Values a copy may share with its original: nobody can change them in place.
+_IMMUTABLE = (str, int, float, bool, bytes, type(None), datetime.datetime, datetime.date)
+
+
+def fresh_copy(value: Any) -> Any:
+    """A copy that shares nothing changeable with ``value``: objects, dicts, lists and
+    sets are copied all the way down (an object keeps its context as it is)."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if isinstance(value, ovo_base.VersionedObject):
+        new = object.__new__(type(value))
+        new.__dict__.update((key, item if key == '_context' else fresh_copy(item))
+                            for key, item in value.__dict__.items())
+        return new
+    if type(value) is dict:
+        return {key: fresh_copy(item) for key, item in value.items()}
+    if type(value) is list:
+        return [fresh_copy(item) for item in value]
+    if type(value) is set:
+        return set(value)
+    return copy.copy(value)
 
 
 def naive_utc(value: datetime.datetime | None) -> datetime.datetime | None:

@@ -7,7 +7,6 @@ these methods through the conductor (``remotable``), never the database.
 from __future__ import annotations
 
 import collections
-import copy
 import datetime
 import functools
 import threading
@@ -18,7 +17,6 @@ from typing import Any
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
-from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
 from novalite import exception
@@ -172,29 +170,6 @@ def _orm_column_names() -> tuple[str, ...]:
     return tuple(column.name for column in models.Instance.__table__.columns)
 
 
-# Values a copy may share with its original: nobody can change them in place.
-_IMMUTABLE = (str, int, float, bool, bytes, type(None), datetime.datetime, datetime.date)
-
-
-def fresh_copy(value: Any) -> Any:
-    """A copy that shares nothing changeable with ``value``: objects, dicts, lists and
-    sets are copied all the way down (an object keeps its context as it is)."""
-    if isinstance(value, _IMMUTABLE):
-        return value
-    if isinstance(value, ovo_base.VersionedObject):
-        new = object.__new__(type(value))
-        new.__dict__.update((key, item if key == '_context' else fresh_copy(item))
-                            for key, item in value.__dict__.items())
-        return new
-    if type(value) is dict:
-        return {key: fresh_copy(item) for key, item in value.items()}
-    if type(value) is list:
-        return [fresh_copy(item) for item in value]
-    if type(value) is set:
-        return set(value)
-    return copy.copy(value)
-
-
 class ParsedOnce:
     """Objects deserialized from JSON once per distinct text, handed out as fresh copies.
 
@@ -202,7 +177,7 @@ class ParsedOnce:
     the instance of a build request), and ``obj_from_primitive`` coerces every field of
     every object. The text itself is the key: the same text always gives the same
     objects, so an entry can never be stale and needs no invalidation (a changed
-    document is another text: a miss). Each caller gets its own copy (``fresh_copy``),
+    document is another text: a miss). Each caller gets its own copy (``base.fresh_copy``),
     free to change it. The least recently used texts go beyond ``size`` entries.
     """
 
@@ -223,7 +198,7 @@ class ParsedOnce:
                 self._parsed[text] = parsed
                 while len(self._parsed) > self._size:
                     self._parsed.popitem(last=False)
-        return fresh_copy(parsed)
+        return base.fresh_copy(parsed)
 
 
 def _parse_flavors(text: str) -> dict[str, Any]:
