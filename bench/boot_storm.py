@@ -201,6 +201,7 @@ def measure(client: Client, args: argparse.Namespace, pids: dict[str, int],
     spread.start()
     infra.start()
     client_cpu = time.process_time()
+    deadlocks = procstats.innodb_deadlocks()
     results, wall = storm(client, args.count, args.concurrency, args.poll, image, flavor)
     client_cpu = time.process_time() - client_cpu
     cpu = meter.stop()
@@ -223,6 +224,9 @@ def measure(client: Client, args: argparse.Namespace, pids: dict[str, int],
         'post_to_active_s': summary([r['active_s'] for r in ok]),
         'boots_per_s': round(len(ok) / wall, 2), 'wall_s': round(wall, 2),
     })
+    if deadlocks is not None:
+        # Server-wide: during a devstack storm, Placement's allocation writes.
+        figures['innodb_deadlocks'] = procstats.innodb_deadlocks() - deadlocks
     if pids:
         figures['cpu_s'] = cpu
         # Per process of each tree (master first): do a daemon's workers share the work?

@@ -171,6 +171,37 @@ def yardstick_ms(rounds: int = 5) -> float:
     return round(best * 1000, 1)
 
 
+def _mariadb():
+    """A connection to the devstack MariaDB server, or None without one."""
+    import pymysql
+    from sqlalchemy.engine import make_url
+
+    from novalite.devstack import backends
+    url = make_url(backends.SERVER_URLS['mysql'])
+    try:
+        return pymysql.connect(host=url.host or '127.0.0.1', port=url.port or 3306,
+                               user=url.username or 'root', password=url.password or '',
+                               connect_timeout=5)
+    except pymysql.err.MySQLError:
+        return None
+
+
+def innodb_deadlocks() -> int | None:
+    """The MariaDB server's count of InnoDB deadlocks so far (every database on it), or
+    None. Placement's allocation writes deadlock with each other under concurrency (gap
+    locks on ``allocations``), and Placement retries each after sleeping one second."""
+    connection = _mariadb()
+    if connection is None:
+        return None
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'")
+            row = cursor.fetchone()
+    finally:
+        connection.close()
+    return int(row[1]) if row else None
+
+
 def db_roundtrip_ms(count: int = 300) -> float | None:
     """Wall ms of one ``SELECT 1`` to the devstack MariaDB (the median of ``count``), or
     None without one. The boot path is made of round trips (to MariaDB, RabbitMQ,
@@ -178,16 +209,8 @@ def db_roundtrip_ms(count: int = 300) -> float | None:
     does, and the yardstick does not see it."""
     import statistics
 
-    import pymysql
-    from sqlalchemy.engine import make_url
-
-    from novalite.devstack import backends
-    url = make_url(backends.SERVER_URLS['mysql'])
-    try:
-        connection = pymysql.connect(host=url.host or '127.0.0.1', port=url.port or 3306,
-                                     user=url.username or 'root',
-                                     password=url.password or '', connect_timeout=5)
-    except pymysql.err.MySQLError:
+    connection = _mariadb()
+    if connection is None:
         return None
     walls = []
     try:
