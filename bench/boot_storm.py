@@ -255,9 +255,12 @@ def measure(client: Client, args: argparse.Namespace, pids: dict[str, int],
         figures['get_server'] = {'p50_s': round(statistics.median(gets), 4)}
         if api:
             figures['get_server']['api_cpu_ms'] = round(spent / args.gets * 1000, 2)
+    deadlocks = procstats.innodb_deadlocks()
     deletes = delete_all(client, [r['id'] for r in results if 'id' in r], args.concurrency,
                          args.poll)
     figures['delete_to_404_s'] = summary(deletes)
+    if deadlocks is not None:
+        figures['innodb_deadlocks_deleting'] = procstats.innodb_deadlocks() - deadlocks
 
 
 def _looks_like_uuid(value: str) -> bool:
