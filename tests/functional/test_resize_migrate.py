@@ -114,13 +114,24 @@ def _has_domain(stack, host, server_id):
 
 
 def _events(stack, server_id, action):
+    """The results of the action's events, once every one of them has finished: a
+    compute finishes its event after its last save of the instance, so a client that saw
+    the final state may still find the event unfinished for a moment."""
     path = '/servers/%s/os-instance-actions' % server_id
-    actions = [a for a in stack.request('GET', path, version=V).json()['instanceActions']
-               if a['action'] == action]
-    assert actions, action
-    member = stack.request('GET', '%s/%s' % (path, actions[0]['request_id']),
-                           version=V).json()['instanceAction']
-    return {e['event']: e['result'] for e in member['events']}
+    found = {}
+
+    def finished():
+        actions = [a for a in stack.request('GET', path, version=V).json()['instanceActions']
+                   if a['action'] == action]
+        assert actions, action
+        member = stack.request('GET', '%s/%s' % (path, actions[0]['request_id']),
+                               version=V).json()['instanceAction']
+        found.clear()
+        found.update((e['event'], e['result']) for e in member['events'])
+        return all(result is not None for result in found.values())
+
+    libvirt_stack.wait(finished)
+    return dict(found)
 
 
 def _resize(stack, server_id, flavor):
