@@ -87,10 +87,8 @@ def _reads() -> types.SimpleNamespace:
 @functools.cache
 def _writes() -> types.SimpleNamespace:
     """The Core inserts of a new instance, built once (see ``_reads``)."""
-    from novalite.db.main import models as m
-
-    return types.SimpleNamespace(models=m, insert_instance=m.Instance.__table__.insert(),
-                                 insert_extra=m.InstanceExtra.__table__.insert())
+    return types.SimpleNamespace(insert_instance=models.Instance.__table__.insert(),
+                                 insert_extra=models.InstanceExtra.__table__.insert())
 
 
 @functools.lru_cache(maxsize=256)
@@ -390,7 +388,6 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     def _write_extras(conn, uuid: str, changes: dict, creating: bool) -> None:
         """The flavor document, metadata, system metadata and tags in ``changes``, as
         Core statements on the transaction's connection ``conn``."""
-        m = _writes().models
         if 'flavor' in changes:
             doc = {'cur': changes['flavor'].obj_to_primitive()}
             for key, name in (('old', 'old_flavor'), ('new', 'new_flavor')):
@@ -400,11 +397,11 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
             if creating:
                 conn.execute(_writes().insert_extra, {'instance_uuid': uuid, 'flavor': flavor})
             else:
-                conn.execute(update(m.InstanceExtra.__table__)
-                             .where(m.InstanceExtra.__table__.c.instance_uuid == uuid)
+                conn.execute(update(models.InstanceExtra.__table__)
+                             .where(models.InstanceExtra.__table__.c.instance_uuid == uuid)
                              .values(flavor=flavor))
-        for key, table in (('metadata', m.InstanceMetadata.__table__),
-                           ('system_metadata', m.InstanceSystemMetadata.__table__)):
+        for key, table in (('metadata', models.InstanceMetadata.__table__),
+                           ('system_metadata', models.InstanceSystemMetadata.__table__)):
             if key in changes:
                 if not creating:
                     conn.execute(delete(table).where(table.c.instance_uuid == uuid))
@@ -413,7 +410,7 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                 if rows:
                     conn.execute(table.insert(), rows)
         if 'tags' in changes:
-            tags = m.Tag.__table__
+            tags = models.Tag.__table__
             if not creating:
                 conn.execute(delete(tags).where(tags.c.resource_id == uuid))
             rows = [{'resource_id': uuid, 'tag': t} for t in sorted(set(changes['tags']))]

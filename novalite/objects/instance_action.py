@@ -135,25 +135,29 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
     }
 
     @staticmethod
-    def _action_row(session, context, instance_uuid: str):
-        row = session.scalars(select(models.InstanceAction)
-                              .filter_by(instance_uuid=instance_uuid,
-                                         request_id=context.request_id)
-                              .order_by(models.InstanceAction.id.desc())).first()
-        if row is None:
+    def _action_id(session, context, instance_uuid: str) -> int:
+        """The id of the instance's latest action of this request."""
+        actions = models.InstanceAction.__table__
+        action_id = session.execute(
+            select(actions.c.id).where(actions.c.instance_uuid == instance_uuid,
+                                       actions.c.request_id == context.request_id)
+            .order_by(actions.c.id.desc()).limit(1)).scalar()
+        if action_id is None:
             raise exception.InstanceActionNotFound(request_id=context.request_id,
                                                    instance_uuid=instance_uuid)
-        return row
+        return action_id
 
     @base.remotable_classmethod
     def event_start(cls, context, instance_uuid: str, event_name: str,
                     host: str | None = None) -> InstanceActionEvent:
         with engine.cell_writer(context) as session:
-            action = cls._action_row(session, context, instance_uuid)
-            row = models.InstanceActionEvent(event=event_name, action_id=action.id,
+            action_id = cls._action_id(session, context, instance_uuid)
+            row = models.InstanceActionEvent(event=event_name, action_id=action_id,
                                              start_time=timeutils.utcnow(), host=host)
             session.add(row)
-            action.updated_at = timeutils.utcnow()
+            actions = models.InstanceAction.__table__
+            session.execute(update(actions).where(actions.c.id == action_id)
+                            .values(updated_at=timeutils.utcnow()))
             session.flush()
             return cls._from_db_object(context, row)
 
@@ -173,13 +177,7 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
         finished = {'finish_time': now, 'result': 'Error' if exc_val else 'Success',
                     'traceback': exc_tb, 'details': exc_val}
         with engine.cell_writer(context) as session:
-            action_id = session.execute(
-                select(actions.c.id).where(actions.c.instance_uuid == instance_uuid,
-                                           actions.c.request_id == context.request_id)
-                .order_by(actions.c.id.desc()).limit(1)).scalar()
-            if action_id is None:
-                raise exception.InstanceActionNotFound(request_id=context.request_id,
-                                                       instance_uuid=instance_uuid)
+            action_id = cls._action_id(session, context, instance_uuid)
             started = session.execute(
                 select(events).where(events.c.action_id == action_id,
                                      events.c.event == event_name)
