@@ -317,9 +317,11 @@ def run_devstack(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory(prefix='nl-bench-') as state_dir:
         stack = Stack(state_dir, backend=args.db, conf=DEVSTACK_CONF,
                       computes=tuple(args.computes.split(',')),
-                      placement_gunicorn=(args.placement_workers, args.placement_threads))
+                      placement_gunicorn=(args.placement_workers, args.placement_threads),
+                      placement_isolation=args.placement_isolation)
         figures['placement_gunicorn'] = '%d workers x %d threads' % (
             args.placement_workers, args.placement_threads)
+        figures['placement_isolation'] = args.placement_isolation
         try:
             stack.up()
             figures['stack_up_s'] = round(stack.timings['up'], 1)
@@ -365,6 +367,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="with --devstack: Placement's gunicorn workers")
     parser.add_argument('--placement-threads', type=int, default=8,
                         help='with --devstack: threads per Placement worker')
+    parser.add_argument('--placement-isolation', choices=['default', 'read-committed'],
+                        default='default',
+                        help="with --devstack on MariaDB: Placement's transaction isolation "
+                             "(default: the server's own, REPEATABLE READ)")
     args = parser.parse_args(argv)
     if not args.devstack and not args.url:
         parser.error('give --url or --devstack')

@@ -13,11 +13,14 @@ in the daemon).
     .venv/bin/python bench/library_rss.py
 
 Prints one JSON line: per daemon, ``rss_mb`` (master, workers), ``libraries_rss_mb``,
-``bare_python_rss_mb`` (an interpreter that imported nothing), and module counts.
+``by_package_mb`` (what the RSS grew by while each top-level package's modules were
+imported, the largest first), ``bare_python_rss_mb`` (an interpreter that imported
+nothing), and module counts.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -48,22 +51,43 @@ class Absent(importlib.abc.MetaPathFinder):
             raise ImportError('not imported by the daemon: %s' % name)
         return None
 
+def rss_kb():
+    return int([line for line in open('/proc/self/status')
+                if line.startswith('VmRSS')][0].split()[1])
+
 sys.meta_path.insert(0, Absent())
-if 'oslo_service.backend' in names:
-    # As the daemon does before oslo.service's other modules bind their backend.
-    from oslo_service import backend
-    backend.init_backend(backend.BackendType.THREADING)
+# -X importtime lists a module when its import completes, so a module's own imports come
+# before it: what RSS grows by at each name is mostly that module's own body, charged
+# to its top-level package.
 failed = []
+by_package = {}
+# The daemon selects oslo.service's threading backend before oslo.service's public
+# modules bind theirs. The selection imports the backend's modules, which the log lists
+# (after oslo_service.backend, before the public ones), so select it just before the
+# first public module: selecting it earlier would charge all of those to oslo_service.
+selected = False
 for name in names:
+    before = rss_kb()
     try:
+        if (not selected and name.startswith('oslo_service.')
+                and not name.split('.')[1].startswith(('_', 'backend'))):
+            backend = importlib.import_module('oslo_service.backend')
+            backend.init_backend(backend.BackendType.THREADING)
+            selected = True
         importlib.import_module(name)
     except Exception:
         failed.append(name)
+    top = name.split('.')[0]
+    by_package[top] = by_package.get(top, 0) + rss_kb() - before
 import gc
 gc.collect()
-rss = [line for line in open('/proc/self/status') if line.startswith('VmRSS')][0]
-print(rss.split()[1], len(sys.modules), len(failed), ','.join(failed))
+# A literal, not JSON: importing json here would count it (and a bare run may not).
+print(repr({'rss_kb': rss_kb(), 'modules': len(sys.modules), 'failed': failed,
+            'by_package_kb': by_package}))
 '''
+
+# Packages listed by name in ``by_package_mb``; the rest are summed.
+TOP_PACKAGES = 12
 
 
 def imported_modules(log_file: str) -> list[str]:
@@ -84,17 +108,22 @@ def libraries_rss(modules: list[str], work_dir: str, name: str) -> dict:
     with open(listing, 'w') as f:
         f.write('\n'.join(m for m in modules if m.split('.')[0] != 'novalite'))
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONPROFILEIMPORTTIME'}
-    out = subprocess.run([sys.executable, '-c', _IMPORTER, listing], capture_output=True,
-                         text=True, env=env, check=True).stdout.split()
-    return {'libraries_rss_mb': round(int(out[0]) / 1024, 1), 'modules_loaded': int(out[1]),
-            'import_failures': int(out[2]),
-            'failed': out[3].split(',')[:20] if len(out) > 3 else []}
+    out = ast.literal_eval(subprocess.run([sys.executable, '-c', _IMPORTER, listing],
+                                          capture_output=True, text=True, env=env,
+                                          check=True).stdout)
+    packages = sorted(out['by_package_kb'].items(), key=lambda item: -item[1])
+    top = {name: round(kb / 1024, 1) for name, kb in packages[:TOP_PACKAGES]}
+    top['(the other %d)' % max(len(packages) - TOP_PACKAGES, 0)] = round(
+        sum(kb for _, kb in packages[TOP_PACKAGES:]) / 1024, 1)
+    return {'libraries_rss_mb': round(out['rss_kb'] / 1024, 1),
+            'modules_loaded': out['modules'], 'import_failures': len(out['failed']),
+            'failed': out['failed'][:20], 'by_package_mb': top}
 
 
 def bare_python_rss() -> float:
     out = subprocess.run([sys.executable, '-c', _IMPORTER, os.devnull], capture_output=True,
-                         text=True, check=True).stdout.split()
-    return round(int(out[0]) / 1024, 1)
+                         text=True, check=True).stdout
+    return round(ast.literal_eval(out)['rss_kb'] / 1024, 1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,12 +12,14 @@ import threading
 
 from novalite.devstack import stack as devstack
 from novalite.devstack import teardown
+from novalite.devstack.placement import ISOLATIONS
 
 
 def _up(args: argparse.Namespace) -> int:
     conf = {'DEFAULT': {'concurrency_backend': args.concurrency}}
     stack = devstack.Stack(args.state_dir, backend=args.db, conf=conf,
-                           computes=tuple(args.compute), auth=args.auth)
+                           computes=tuple(args.compute), auth=args.auth,
+                           placement_isolation=args.placement_isolation)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -63,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
                              '(clouds.yaml gets a password cloud per user).')
     parser.add_argument('--compute', action='append', default=None,
                         help='A compute host name (repeat it; default hostA and hostB).')
+    parser.add_argument('--placement-isolation', choices=sorted(ISOLATIONS),
+                        default='default',
+                        help="Placement's transaction isolation on MariaDB: the server's "
+                             'default (REPEATABLE READ) or read-committed, which spares '
+                             "concurrent claims the deadlocks of Placement's allocation "
+                             'writes (docs/deployment.md).')
     args = parser.parse_args(argv)
     args.compute = args.compute or ['hostA', 'hostB']
     return _up(args) if args.action == 'up' else _down(args)

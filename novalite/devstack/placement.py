@@ -11,6 +11,19 @@ from novalite.devstack import process
 
 HEADERS = {'x-auth-token': 'admin', 'OpenStack-API-Version': 'placement latest'}
 
+# Placement's MySQL/MariaDB sessions at READ COMMITTED, through oslo.db's
+# ``connection_parameters`` (PyMySQL runs ``init_command`` on every new connection).
+# Under the server's default, REPEATABLE READ, Placement's allocation write deletes the
+# consumer's old allocations first, even for a new consumer, and that DELETE takes a gap
+# lock on ``allocations_consumer_id_idx``: concurrent claims then deadlock on their
+# INSERTs, and oslo.db retries each loser after a one-second sleep. READ COMMITTED takes
+# no such gap locks; it is the isolation Placement already runs with on PostgreSQL,
+# whose default it is. Its correctness rests on generation checks, not on snapshots.
+ISOLATIONS = {
+    'default': None,
+    'read-committed': 'init_command=SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED',
+}
+
 
 class PlacementProcess:
     """Placement on ``127.0.0.1:port`` (noauth2) with its database at ``db_url``.
@@ -20,7 +33,14 @@ class PlacementProcess:
     """
 
     def __init__(self, state_dir: str, db_url: str, port: int, bin_dir: str,
-                 log_file: str, workers: int = 1, threads: int = 8) -> None:
+                 log_file: str, workers: int = 1, threads: int = 8,
+                 isolation: str = 'default') -> None:
+        """:param isolation: a key of ``ISOLATIONS``: the MySQL/MariaDB server's own
+            default, or READ COMMITTED for Placement's sessions (ignored on PostgreSQL,
+            whose default is READ COMMITTED already)."""
+        if isolation not in ISOLATIONS:
+            raise ValueError('isolation must be one of %s' % ', '.join(ISOLATIONS))
+        self.isolation = isolation
         self.conf_dir = os.path.join(state_dir, 'placement')
         self.db_url = db_url
         self.port = port
@@ -39,12 +59,18 @@ class PlacementProcess:
 
     def setup(self) -> None:
         """Write placement.conf and create the schema."""
-        with open(self.conf_file, 'w') as conf:
-            conf.write('[DEFAULT]\ndebug = false\n[api]\nauth_strategy = noauth2\n'
-                       '[placement_database]\nconnection = %s\n' % self.db_url)
+        self.write_conf()
         subprocess.run([os.path.join(self.bin_dir, 'placement-manage'), '--config-file',
                         self.conf_file, 'db', 'sync'], check=True, capture_output=True,
                        env=process.child_env())
+
+    def write_conf(self) -> None:
+        with open(self.conf_file, 'w') as conf:
+            conf.write('[DEFAULT]\ndebug = false\n[api]\nauth_strategy = noauth2\n'
+                       '[placement_database]\nconnection = %s\n' % self.db_url)
+            parameters = ISOLATIONS[self.isolation]
+            if parameters and self.db_url.startswith('mysql'):
+                conf.write('connection_parameters = %s\n' % parameters)
 
     def start(self, timeout: float = 60.0) -> str:
         """Start gunicorn; return the URL once Placement answers."""

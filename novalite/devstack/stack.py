@@ -55,9 +55,14 @@ class Stack:
                  conf: config.Sections | None = None,
                  host_conf: dict[str, config.Sections] | None = None,
                  name: str | None = None, bin_dir: str | None = None,
-                 auth: str = 'noauth2', placement_gunicorn: tuple[int, int] = (1, 8)) -> None:
-        """:param placement_gunicorn: Placement's (workers, threads per worker)."""
+                 auth: str = 'noauth2', placement_gunicorn: tuple[int, int] = (1, 8),
+                 placement_isolation: str = 'default') -> None:
+        """:param placement_gunicorn: Placement's (workers, threads per worker).
+        :param placement_isolation: Placement's transaction isolation on MySQL/MariaDB,
+            a key of ``placement.ISOLATIONS``.
+        """
         self.placement_gunicorn = placement_gunicorn
+        self.placement_isolation = placement_isolation
         if backend not in backends.SERVER_URLS:
             raise ValueError('backend must be one of %s' % ', '.join(backends.SERVER_URLS))
         if auth not in ('noauth2', 'keystone'):
@@ -153,7 +158,8 @@ class Stack:
         self.placement = PlacementProcess(self.state_dir, self.db_urls['placement'],
                                           glance_process.free_port(), self.bin_dir,
                                           os.path.join(self.log_dir, 'placement.log'),
-                                          *self.placement_gunicorn)
+                                          *self.placement_gunicorn,
+                                          isolation=self.placement_isolation)
         self.placement.setup()
         self.placement.start()
         self._record_pid('placement', self.placement.process.pid)

@@ -36,3 +36,38 @@ def test_failed_start_up_leaves_nothing_behind(tmp_path):
     assert set(stack.record['pids']) >= {'placement', 'glance', 'conductor', 'api'}
     assert len(stack.record['databases']) == 4
     assert teardown.leftovers(stack.record, stack.state_dir) == []
+
+
+@pytest.mark.parametrize('isolation, expected', [('default', None),
+                                                 ('read-committed', 'READ-COMMITTED')])
+def test_placement_isolation_reaches_its_database_sessions(tmp_path, isolation, expected):
+    # placement.conf as the stack writes it, opened the way Placement opens it (oslo.db's
+    # create_engine with the [placement_database] options).
+    import configparser
+
+    from oslo_db.sqlalchemy import engines
+
+    from novalite.devstack import backends
+    from novalite.devstack.placement import PlacementProcess
+    session.check_servers('mysql')
+    placement = PlacementProcess(str(tmp_path), backends.SERVER_URLS['mysql'], 0, '/x',
+                                 str(tmp_path / 'placement.log'), isolation=isolation)
+    placement.write_conf()
+    conf = configparser.ConfigParser(interpolation=None)
+    conf.read(placement.conf_file)
+    section = conf['placement_database']
+    engine = engines.create_engine(section['connection'],
+                                   connection_parameters=section.get('connection_parameters'))
+    try:
+        with engine.connect() as conn:
+            mine, server = conn.exec_driver_sql(
+                'SELECT @@SESSION.tx_isolation, @@GLOBAL.tx_isolation').one()
+        assert mine == (expected or server)
+    finally:
+        engine.dispose()
+
+
+def test_placement_isolation_is_one_it_knows(tmp_path):
+    from novalite.devstack.placement import PlacementProcess
+    with pytest.raises(ValueError, match='isolation must be one of'):
+        PlacementProcess(str(tmp_path), 'mysql+pymysql://x', 0, '/x', 'log', isolation='dirty')
