@@ -8,12 +8,13 @@ the servers, in milliseconds::
 
     .venv/bin/python bench/boot_hops.py --count 20
 
-The steps, in order: the client's POST → API checks done (validation, flavor and image
-lookups, quota) → API-DB rows written → conductor cast sent → client has the 202 →
-conductor received → scheduler received → Placement candidates → HostStates → claim
-in Placement → conductor has the selection → instance created in the cell → compute
-received → instance lock → resource claim → networks and block devices → spawned →
-ACTIVE saved → the client's poll sees ACTIVE.
+The steps, in order: the client's POST → the API's create begins (HTTP, middleware,
+body validation, policy, flavor lookup) → image checked (Glance) → quota checked → API
+checks done (the instances and request specs built) → API-DB rows written → conductor
+cast sent → client has the 202 → conductor received → scheduler received → Placement
+candidates → HostStates → claim in Placement → conductor has the selection → instance
+created in the cell → compute received → instance lock → resource claim → networks and
+block devices → spawned → ACTIVE saved → the client's poll sees ACTIVE.
 """
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ actions (reboot, stop, start) check the state, record an action and cast to the 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -161,6 +162,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                requested_hypervisor_hostname: str | None = None) -> tuple[list, str]:
         """Accept a boot request; return the (not yet scheduled) instances and the
         reservation id. Nothing is written when a check fails."""
+        # Hop times of the checks, logged once the instances (and their uuids) exist.
+        received = time.time()
         if flavor.disabled:
             raise exception.FlavorNotFound(flavor_id=flavor.flavorid)
         if isinstance(requested_networks, list) and requested_networks:
@@ -168,6 +171,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                 reason='Requesting specific networks needs the Neutron client, which '
                        'novalite does not have yet; use "none" or "auto".')
         image = self._check_image(context, image_href, flavor)
+        imaged = time.time()
         key_data = None
         if key_name:
             key_data = objects.KeyPair.get_by_name(context, context.user_id,
@@ -178,6 +182,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             raise exception.QuotaError(message='Quota exceeded for metadata_items: '
                                                'Requested %d, limit %d' % (len(metadata), limit))
         count = self._count_allowed(context, flavor, min_count, max_count)
+        counted = time.time()
         force_hosts, force_nodes = self._parse_az_host(context, availability_zone)
         if force_hosts or force_nodes:
             availability_zone = availability_zone.split(':', 1)[0] or None
@@ -215,6 +220,9 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             build_requests.append(build_request)
             specs.append(spec)
         uuids = [i.uuid for i in instances]
+        utils.hop('api.received', uuids, at=received)
+        utils.hop('api.image_checked', uuids, at=imaged)
+        utils.hop('api.quota_checked', uuids, at=counted)
         utils.hop('api.checked', uuids)
         with engine.api_writer() as session:
             for instance, build_request, spec in zip(instances, build_requests, specs,
