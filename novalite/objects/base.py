@@ -139,18 +139,21 @@ class NovaliteObjectSerializer(ovo_base.VersionedObjectSerializer):
     OBJ_BASE_CLASS = NovaliteObject
 
 
-def insert_row(row: Any, session: Any = None) -> Any:
-    """Add ``row`` in the caller's API-database transaction ``session`` (so that several
-    rows commit together), or in a transaction of its own; return the flushed row."""
+def insert_row(model: Any, values: dict, session: Any = None) -> int:
+    """Insert a row of ``model`` (a declarative class) with ``values`` in the caller's
+    API-database transaction ``session`` (so that several rows commit together), or in a
+    transaction of its own; return its id.
+
+    A Core INSERT of the model's table, its columns' defaults included: the ORM's unit of
+    work, for one row nobody reads back, cost more than the statement.
+    """
     if session is not None:
-        session.add(row)
-        session.flush()
-        return row
+        return session.connection().execute(
+            model.__table__.insert(), values).inserted_primary_key[0]
     from novalite.db import engine
     with engine.api_writer() as own:
-        own.add(row)
-        own.flush()
-    return row
+        return own.connection().execute(
+            model.__table__.insert(), values).inserted_primary_key[0]
 
 
 # Values a copy may share with its original: nobody can change them in place.

@@ -68,11 +68,11 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
 
     def create(self, session=None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
-        row = models.BuildRequest(
-            instance_uuid=self.instance_uuid, project_id=self.project_id,
-            user_id=self.user_id, instance=base.obj_to_json(self.instance),
-            tags=base.to_json(self.tags if self.obj_attr_is_set('tags') else []))
-        self.id = base.insert_row(row, session).id
+        self.id = base.insert_row(models.BuildRequest, {
+            'instance_uuid': self.instance_uuid, 'project_id': self.project_id,
+            'user_id': self.user_id, 'instance': base.obj_to_json(self.instance),
+            'tags': base.to_json(self.tags if self.obj_attr_is_set('tags') else [])},
+            session)
         self.obj_reset_changes()
 
     def save(self) -> None:

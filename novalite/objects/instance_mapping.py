@@ -114,7 +114,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     def create(self, session=None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
         values = self._db_values()
-        self.id = base.insert_row(models.InstanceMapping(**values), session).id
+        self.id = base.insert_row(models.InstanceMapping, values, session)
         self.obj_reset_changes()
 
     def save(self) -> None:

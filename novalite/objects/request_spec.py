@@ -90,8 +90,8 @@ class RequestSpec(base.NovaliteObject):
 
     def create(self, session=None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
-        row = models.RequestSpec(instance_uuid=self.instance_uuid, spec=self._spec_json())
-        self.id = base.insert_row(row, session).id
+        self.id = base.insert_row(models.RequestSpec, {
+            'instance_uuid': self.instance_uuid, 'spec': self._spec_json()}, session)
         self.obj_reset_changes()
 
     def save(self) -> None:

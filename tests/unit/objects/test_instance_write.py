@@ -1,4 +1,5 @@
-"""Instance.create and Instance.save as Core statements: what the ORM used to fill in."""
+"""Instance.create and save, and the API database's creates, as Core statements: what the
+ORM used to fill in."""
 from __future__ import annotations
 
 import datetime
@@ -86,3 +87,49 @@ def test_save_replaces_metadata_and_tags(dbs):
         stored = objects.Instance.get_by_uuid(cctxt, instance.uuid)
         assert (stored.metadata, stored.tags, stored.display_name) == ({'b': '3'}, [],
                                                                        'renamed')
+
+
+def test_api_db_creates_take_back_their_ids_and_commit_together(dbs):
+    # BuildRequest, RequestSpec and InstanceMapping insert as Core statements: the ids
+    # and created_at come from the insert, and one transaction holds all three.
+    from novalite.db import engine
+    ctxt = dbs.context
+    uuids = [str(uuid.uuid4()) for _ in range(2)]
+    made = []
+    with engine.api_writer() as session:
+        for instance_uuid in uuids:
+            instance = objects.Instance(ctxt, uuid=instance_uuid, project_id='p1',
+                                        user_id='u1', flavor=_flavor())
+            spec = objects.RequestSpec.from_components(ctxt, instance_uuid, None, _flavor(), 1)
+            spec.create(session=session)
+            build_request = objects.BuildRequest(ctxt, instance_uuid=instance_uuid,
+                                                 project_id='p1', user_id='u1',
+                                                 instance=instance, tags=['t'])
+            build_request.create(session=session)
+            mapping = objects.InstanceMapping(ctxt, instance_uuid=instance_uuid,
+                                              cell_mapping=None, project_id='p1',
+                                              user_id='u1', queued_for_delete=False)
+            mapping.create(session=session)
+            made.append((spec.id, build_request.id, mapping.id))
+    assert [ids[0] for ids in made] == [made[0][0], made[0][0] + 1]
+    assert [ids[2] for ids in made] == [made[0][2], made[0][2] + 1]
+    for instance_uuid, (spec_id, br_id, mapping_id) in zip(uuids, made, strict=True):
+        assert objects.RequestSpec.get_by_instance_uuid(ctxt, instance_uuid).id == spec_id
+        stored = objects.BuildRequest.get_by_instance_uuid(ctxt, instance_uuid)
+        assert (stored.id, stored.tags, stored.instance.uuid) == (br_id, ['t'], instance_uuid)
+        assert stored.created_at is not None
+        stored_mapping = objects.InstanceMapping.get_by_instance_uuid(ctxt, instance_uuid)
+        assert (stored_mapping.id, stored_mapping.cell_mapping) == (mapping_id, None)
+        assert stored_mapping.queued_for_delete is False
+
+
+def test_api_db_create_rolls_back_with_its_transaction(dbs):
+    from novalite.db import engine
+    ctxt = dbs.context
+    instance_uuid = str(uuid.uuid4())
+    with pytest.raises(RuntimeError), engine.api_writer() as session:
+        objects.RequestSpec.from_components(ctxt, instance_uuid, None, _flavor(),
+                                            1).create(session=session)
+        raise RuntimeError('a later step failed')
+    with pytest.raises(exception.RequestSpecNotFound):
+        objects.RequestSpec.get_by_instance_uuid(ctxt, instance_uuid)
