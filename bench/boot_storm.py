@@ -371,7 +371,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="with --devstack: Placement's gunicorn workers")
     parser.add_argument('--placement-threads', type=int, default=8,
                         help='with --devstack: threads per Placement worker')
-    parser.add_argument('--placement-isolation', choices=['default', 'read-committed'],
+    from novalite.devstack.placement import ISOLATIONS
+    parser.add_argument('--placement-isolation', choices=sorted(ISOLATIONS),
                         default='default',
                         help="with --devstack on MariaDB: Placement's transaction isolation "
                              "(default: the server's own, REPEATABLE READ)")
