@@ -9,9 +9,10 @@ together pass a limit.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from sqlalchemy import delete, func, literal, select, union_all
+from sqlalchemy import bindparam, delete, func, literal_column, select, union_all
 
 from novalite import exception
 from novalite.conf import CONF
@@ -77,20 +78,30 @@ def get_project_limits(project_id: str, user_id: str | None = None) -> dict[str,
     return limits
 
 
+@functools.cache
+def _limits_query(with_user: bool) -> Any:
+    """The class, project and (``with_user``) user rows in one query, built once: every
+    create asks, in the API and again in the conductor."""
+    qc, q, pu = (model.__table__ for model in (
+        api_models.QuotaClass, api_models.Quota, api_models.ProjectUserQuota))
+    parts = [select(literal_column('0').label('kind'), qc.c.resource, qc.c.hard_limit)
+             .where(qc.c.class_name == DEFAULT_CLASS),
+             select(literal_column('1').label('kind'), q.c.resource, q.c.hard_limit)
+             .where(q.c.project_id == bindparam('project_id'))]
+    if with_user:
+        parts.append(select(literal_column('2').label('kind'), pu.c.resource,
+                            pu.c.hard_limit)
+                     .where(pu.c.project_id == bindparam('project_id'),
+                            pu.c.user_id == bindparam('user_id')))
+    return union_all(*parts)
+
+
 def get_limits(context: Any, project_id: str, user_id: str | None = None) -> dict[str, int]:
     """The limits a request of ``user_id`` is checked against: the project's, capped by
-    the user's own where one is set (usage is counted per project). The class, project
-    and user rows come in one query: every create asks."""
-    qc, q, pu = api_models.QuotaClass, api_models.Quota, api_models.ProjectUserQuota
-    parts = [select(literal(0).label('kind'), qc.resource, qc.hard_limit)
-             .where(qc.class_name == DEFAULT_CLASS),
-             select(literal(1).label('kind'), q.resource, q.hard_limit)
-             .where(q.project_id == project_id)]
-    if user_id:
-        parts.append(select(literal(2).label('kind'), pu.resource, pu.hard_limit)
-                     .where(pu.project_id == project_id, pu.user_id == user_id))
-    with engine.api_reader() as session:
-        rows = session.execute(union_all(*parts)).all()
+    the user's own where one is set (usage is counted per project)."""
+    with engine.api_connection() as connection:
+        rows = connection.execute(_limits_query(bool(user_id)),
+                                  {'project_id': project_id, 'user_id': user_id}).all()
     limits = defaults()
     for kind in (0, 1):
         _overlay(limits, (row for row in rows if row.kind == kind))
