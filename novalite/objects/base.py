@@ -147,12 +147,10 @@ def insert_row(model: Any, values: dict, session: Any = None) -> int:
     A Core INSERT of the model's table, its columns' defaults included: the ORM's unit of
     work, for one row nobody reads back, cost more than the statement.
     """
-    if session is not None:
-        return session.connection().execute(
-            model.__table__.insert(), values).inserted_primary_key[0]
     from novalite.db import engine
-    with engine.api_writer() as own:
-        return own.connection().execute(
+    with (contextlib.nullcontext(session) if session is not None
+          else engine.api_writer()) as transaction:
+        return transaction.connection().execute(
             model.__table__.insert(), values).inserted_primary_key[0]
 
 
