@@ -8,6 +8,9 @@ the servers, in milliseconds::
 
     .venv/bin/python bench/boot_hops.py --count 20
 
+With ``--concurrency C`` C client threads boot at once, each one server after the other
+(the layout of ``boot_storm.py``): the steps then show which hop the boots queue at.
+
 The steps, in order: the client's POST → the API's create begins (HTTP, middleware,
 body validation, policy, flavor lookup) → image checked (Glance) → quota checked → API
 checks done (the instances and request specs built) → API-DB rows written → conductor
@@ -26,6 +29,7 @@ import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -49,10 +53,31 @@ def read_hops(log_dir: str) -> dict[str, dict[str, float]]:
 
 
 def boot_sequentially(client: boot_storm.Client, count: int, image: str, flavor: str,
-                      poll: float) -> dict[str, dict[str, float]]:
-    """Boot one server after the other; the client's own hops for each."""
+                      poll: float, concurrency: int = 1) -> dict[str, dict[str, float]]:
+    """Boot ``count`` servers, ``concurrency`` at a time, each client thread one after
+    the other; the client's own hops for each."""
     seen: dict[str, dict[str, float]] = {}
-    for number in range(count):
+    numbers = iter(range(count))
+    lock = threading.Lock()
+
+    def next_number() -> int | None:
+        with lock:
+            return next(numbers, None)
+
+    threads = [threading.Thread(target=_boot_until_done,
+                                args=(client, next_number, image, flavor, poll, seen))
+               for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    boot_storm.delete_all(client, list(seen), max(2, concurrency), poll)
+    return seen
+
+
+def _boot_until_done(client: boot_storm.Client, next_number, image: str, flavor: str,
+                     poll: float, seen: dict[str, dict[str, float]]) -> None:
+    while (number := next_number()) is not None:
         body = {'server': {'name': 'hops-%d' % number, 'imageRef': image,
                            'flavorRef': flavor, 'networks': 'none'}}
         posted = time.time()
@@ -67,8 +92,6 @@ def boot_sequentially(client: boot_storm.Client, count: int, image: str, flavor:
             time.sleep(poll)
         seen[server_id] = {'client.post': posted, 'client.answered': answered,
                            'client.active_seen': time.time()}
-    boot_storm.delete_all(client, list(seen), 2, poll)
-    return seen
 
 
 def steps(per_instance: dict[str, dict[str, float]]) -> list[dict]:
@@ -97,6 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--count', type=int, default=20)
     parser.add_argument('--poll', type=float, default=0.02,
                         help='status poll interval (s); short, to see ACTIVE early')
+    parser.add_argument('--concurrency', type=int, default=1,
+                        help='client threads booting at once (default 1: one boot at a '
+                             'time, nothing queued behind another)')
+    parser.add_argument('--placement-isolation', choices=['default', 'read-committed'],
+                        default='default')
     parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
     args = parser.parse_args(argv)
 
@@ -104,14 +132,16 @@ def main(argv: list[str] | None = None) -> int:
     conf = dict(boot_storm.DEVSTACK_CONF)
     conf['DEFAULT'] = dict(conf['DEFAULT'], log_boot_hops=True)
     with tempfile.TemporaryDirectory(prefix='nl-hops-') as state_dir:
-        stack = Stack(state_dir, backend=args.db, conf=conf)
+        stack = Stack(state_dir, backend=args.db, conf=conf,
+                      placement_isolation=args.placement_isolation)
         try:
             stack.up()
             client = boot_storm.Client(stack.api_url + '/v2.1', 'admin:admin', '2.47')
             flavor = client.lookup('flavors', 'flavors', 'm1.nano')
             # A first boot warms every daemon's caches and connections: not counted.
             boot_sequentially(client, 1, stack.image_id, flavor, args.poll)
-            seen = boot_sequentially(client, args.count, stack.image_id, flavor, args.poll)
+            seen = boot_sequentially(client, args.count, stack.image_id, flavor, args.poll,
+                                     args.concurrency)
             logged = read_hops(stack.log_dir)
         finally:
             stack.down(check=False)
@@ -119,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
                     for uuid, client_hops in seen.items()}
     totals = [(h['client.active_seen'] - h['client.post']) * 1000
               for h in per_instance.values()]
-    print(json.dumps({'benchmark': 'boot_hops', 'count': args.count, 'poll_s': args.poll,
+    print(json.dumps({'benchmark': 'boot_hops', 'count': args.count,
+                      'concurrency': args.concurrency, 'poll_s': args.poll,
+                      'placement_isolation': args.placement_isolation,
                       'yardstick_ms': procstats.yardstick_ms(),
                       'db_roundtrip_ms': procstats.db_roundtrip_ms(),
                       'post_to_active_seen_ms_p50': round(statistics.median(totals), 1),

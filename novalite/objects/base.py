@@ -72,6 +72,45 @@ class NovaliteObject(ovo_base.VersionedObject):
     def obj_reset_changes(self, fields: Any = None, recursive: bool = False) -> None:
         super().obj_reset_changes(fields, recursive=recursive)
 
+    # The three methods below answer exactly as oslo.versionedobjects' own, which every
+    # RPC message and every JSON column of an object goes through. Theirs build the list
+    # of field names again for each field they test, and a primitive asks an object (and
+    # each of its sub-objects, again for each level above it) what changed twice: about
+    # a fifth of the API's CPU for a POST /servers went there.
+
+    def obj_attr_is_set(self, attrname: str) -> bool:
+        if attrname not in self.fields and attrname not in self.obj_extra_fields:
+            return super().obj_attr_is_set(attrname)  # raises its AttributeError
+        return hasattr(self, '_obj_' + attrname)
+
+    def obj_what_changed(self) -> set[str]:
+        fields = self.fields
+        changes = {name for name in self._changed_fields if name in fields}
+        for name in fields:
+            value = getattr(self, '_obj_' + name, None)
+            if isinstance(value, ovo_base.VersionedObject) and value.obj_what_changed():
+                changes.add(name)
+        return changes
+
+    def obj_to_primitive(self, target_version: str | None = None,
+                         version_manifest: dict | None = None) -> dict:
+        if (target_version not in (None, self.VERSION)) or version_manifest:
+            # A backport to an older version: the library's own path does it.
+            return super().obj_to_primitive(target_version, version_manifest)
+        primitive = {}
+        values = self.__dict__
+        for name, field in self.fields.items():
+            key = '_obj_' + name
+            if key in values:
+                primitive[name] = field.to_primitive(self, name, values[key])
+        key = self._obj_primitive_key
+        obj = {key('name'): self.obj_name(), key('namespace'): self.OBJ_PROJECT_NAMESPACE,
+               key('version'): self.VERSION, key('data'): primitive}
+        changes = [name for name in self.obj_what_changed() if name in primitive]
+        if changes:
+            obj[key('changes')] = changes
+        return obj
+
     @staticmethod
     def _set_from_db(obj: NovaliteObject, db_obj: Any, skip: tuple = ()) -> None:
         """Copy the model's columns that are fields of ``obj``."""
