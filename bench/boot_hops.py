@@ -153,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                       'concurrency': args.concurrency, 'poll_s': args.poll,
                       'placement_isolation': args.placement_isolation,
                       'yardstick_ms': procstats.yardstick_ms(),
+                      'yardstick_ms_per_cpu': procstats.yardstick_ms_per_cpu(),
                       'db_roundtrip_ms': procstats.db_roundtrip_ms(),
                       'post_to_active_seen_ms_p50': round(statistics.median(totals), 1),
                       'steps': steps(per_instance)}), flush=True)

@@ -387,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict = {'benchmark': 'boot_storm', 'count': args.count,
                      'concurrency': args.concurrency, 'poll_s': args.poll,
                      'yardstick_ms': procstats.yardstick_ms(),
+                     'yardstick_ms_per_cpu': procstats.yardstick_ms_per_cpu(),
                      'db_roundtrip_ms': procstats.db_roundtrip_ms()}
     if args.devstack:
         figures.update(run_devstack(args))
