@@ -15,7 +15,8 @@ def list_opts() -> list[tuple]:
     # Read by the API's own size-limit filter, in oslo.middleware's group (the name Nova's
     # deployers already use); [cors] comes from oslo.middleware's own namespace.
     from novalite.api.openstack import sizelimit
-    merged.setdefault(sizelimit._GROUP, []).append(sizelimit._OPT)
+    for group, opts in sizelimit.list_opts().items():
+        merged.setdefault(group, []).extend(opts)
     return sorted(merged.items(), key=lambda kv: kv[0])
 
 

@@ -18,6 +18,11 @@ _OPT = cfg.IntOpt('max_request_body_size', default=114688,
 _GROUP = 'oslo_middleware'
 
 
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    """This filter's option, in oslo.middleware's group (for oslo-config-generator)."""
+    return {_GROUP: [_OPT]}
+
+
 def max_body_size(conf: cfg.ConfigOpts) -> int:
     try:
         conf.register_opt(_OPT, group=_GROUP)
