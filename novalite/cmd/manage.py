@@ -173,7 +173,13 @@ def run(category: Any) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    CONF.register_cli_opt(category_opt)
+    try:
+        CONF.register_cli_opt(category_opt)
+    except cfg.ArgsAlreadyParsedError:
+        # Called in a process that parsed CONF already (an in-process stack, tests):
+        # start from unparsed, as this function leaves it.
+        CONF.clear()
+        CONF.register_cli_opt(category_opt)
     try:
         CONF(argv, project='novalite')
         objects.register_all()
