@@ -123,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--concurrency', type=int, default=1,
                         help='client threads booting at once (default 1: one boot at a '
                              'time, nothing queued behind another)')
-    parser.add_argument('--placement-isolation', choices=['default', 'read-committed'],
-                        default='default')
+    from novalite.devstack.placement import ISOLATIONS
+    parser.add_argument('--placement-isolation', choices=sorted(ISOLATIONS),
+                        default='default',
+                        help="Placement's transaction isolation on MariaDB (as boot_storm.py)")
     parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
     args = parser.parse_args(argv)
 
