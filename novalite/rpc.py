@@ -21,6 +21,7 @@ TRANSPORT: messaging.Transport | None = None
 NOTIFICATION_TRANSPORT: messaging.Transport | None = None
 NOTIFIER: messaging.Notifier | None = None
 _CELL_TRANSPORTS: dict[str, messaging.Transport] = {}
+_CLIENTS: dict[tuple, messaging.RPCClient] = {}
 _LOCK = threading.Lock()
 
 ALLOWED_EXMODS = ['novalite.exception']
@@ -71,6 +72,7 @@ def cleanup() -> None:
         if transport is not TRANSPORT:
             transport.cleanup()
     _CELL_TRANSPORTS.clear()
+    _CLIENTS.clear()
     if TRANSPORT is not None:
         TRANSPORT.cleanup()
     if NOTIFICATION_TRANSPORT is not None:
@@ -104,6 +106,28 @@ def get_client(target: messaging.Target, version_cap: str | None = None,
     assert TRANSPORT is not None, 'rpc.init() was not called'
     return messaging.get_rpc_client(transport or TRANSPORT, target, version_cap=version_cap,
                                     serializer=_serializer(), timeout=timeout)
+
+
+def get_shared_client(target: messaging.Target,
+                      transport: messaging.Transport | None = None) -> messaging.RPCClient:
+    """One client per transport and target, for callers that pick the transport per call
+    (the compute API sends on the bus of the instance's cell).
+
+    Building an ``RPCClient`` registers its options on the configuration, and
+    registering empties oslo.config's cache of option values: a client built for every
+    cast made every later option read in the process parse its value again.
+    """
+    transport = transport or TRANSPORT
+    assert transport is not None, 'rpc.init() was not called'
+    key = (id(transport), target.exchange, target.topic, target.namespace, target.version,
+           target.server, target.fanout)
+    client = _CLIENTS.get(key)
+    if client is None:
+        with _LOCK:
+            client = _CLIENTS.get(key)
+            if client is None:
+                client = _CLIENTS[key] = get_client(target, transport=transport)
+    return client
 
 
 def get_server(target: messaging.Target, endpoints: list,

@@ -32,7 +32,7 @@ class ComputeAPI:
 
     def _client(self, context: Any, host: str, version: str = '1.0') -> Any:
         transport = getattr(context, 'mq_connection', None)
-        return rpc.get_client(self.target, transport=transport).prepare(
+        return rpc.get_shared_client(self.target, transport=transport).prepare(
             server=host, version=version)
 
     def build_and_run_instance(self, context: Any, instance: Any, host: str, image: Any,
