@@ -23,8 +23,8 @@ _instances = ParsedOnce(base.obj_from_json, size=128)
 
 
 @functools.cache
-def _reads() -> types.SimpleNamespace:
-    """The build request reads as Core statements built once, on first use."""
+def _statements() -> types.SimpleNamespace:
+    """The build request's Core statements, built once, on first use."""
     import sqlalchemy as sa
 
     from novalite.db.api import models as m
@@ -32,7 +32,8 @@ def _reads() -> types.SimpleNamespace:
     return types.SimpleNamespace(
         by_uuid=sa.select(table).where(table.c.instance_uuid == sa.bindparam('uuid')),
         all=sa.select(table),
-        by_project=sa.select(table).where(table.c.project_id == sa.bindparam('project_id')))
+        by_project=sa.select(table).where(table.c.project_id == sa.bindparam('project_id')),
+        delete=sa.delete(table).where(table.c.instance_uuid == sa.bindparam('uuid')))
 
 
 @base.NovaliteObjectRegistry.register
@@ -61,7 +62,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
     @classmethod
     def get_by_instance_uuid(cls, context, instance_uuid: str) -> BuildRequest:
         with engine.api_connection() as connection:
-            row = connection.execute(_reads().by_uuid, {'uuid': instance_uuid}).first()
+            row = connection.execute(_statements().by_uuid, {'uuid': instance_uuid}).first()
         if row is None:
             raise exception.BuildRequestNotFound(uuid=instance_uuid)
         return cls._from_db_object(context, row)
@@ -88,13 +89,16 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
         self.obj_reset_changes()
 
     def destroy(self) -> None:
-        """Delete the row; ``BuildRequestNotFound`` if it was already gone."""
+        """Delete the row; ``BuildRequestNotFound`` if it was already gone.
+
+        One DELETE, without reading the row first: the conductor deletes one for every
+        server it places, and the row holds the whole instance.
+        """
         with engine.api_writer() as session:
-            row = session.scalars(select(models.BuildRequest)
-                                  .filter_by(instance_uuid=self.instance_uuid)).first()
-            if row is None:
-                raise exception.BuildRequestNotFound(uuid=self.instance_uuid)
-            session.delete(row)
+            result = session.connection().execute(_statements().delete,
+                                                  {'uuid': self.instance_uuid})
+        if result.rowcount == 0:
+            raise exception.BuildRequestNotFound(uuid=self.instance_uuid)
 
 
 @base.NovaliteObjectRegistry.register
@@ -104,7 +108,7 @@ class BuildRequestList(base.ObjectListBase, base.NovaliteObject):
 
     @classmethod
     def get_all(cls, context, project_id: str | None = None) -> BuildRequestList:
-        reads = _reads()
+        reads = _statements()
         with engine.api_connection() as connection:
             if project_id is None:
                 rows = connection.execute(reads.all).all()

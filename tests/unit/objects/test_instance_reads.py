@@ -251,3 +251,15 @@ def test_build_request_instances_are_copies(dbs):
     second = objects.BuildRequest.get_by_instance_uuid(dbs.context, created.instance_uuid)
     assert second.instance.display_name == 'new'
     assert build_request_module._instances is not None
+
+
+def test_build_request_destroy_deletes_only_its_own_row(dbs):
+    gone, kept = _build_request(dbs.context), _build_request(dbs.context)
+    gone.destroy()
+    with pytest.raises(exception.BuildRequestNotFound):
+        objects.BuildRequest.get_by_instance_uuid(dbs.context, gone.instance_uuid)
+    assert objects.BuildRequest.get_by_instance_uuid(
+        dbs.context, kept.instance_uuid).id == kept.id
+    # A second delete (the user's, racing the conductor's) finds nothing to delete.
+    with pytest.raises(exception.BuildRequestNotFound):
+        gone.destroy()
