@@ -10,7 +10,7 @@ from oslo_versionedobjects import fields
 from novalite import exception
 from novalite.db import engine
 from novalite.db.lazy import main_models as models
-from novalite.db.lazy import select
+from novalite.db.lazy import select, update
 from novalite.objects import base
 
 # Fields stored as JSON text.
@@ -98,15 +98,17 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
 
     @base.remotable
     def save(self) -> None:
+        """Write the changed fields: one UPDATE, without reading the row first (the
+        resource tracker saves its node's usage after every claim)."""
         values = self._values()
         if not values:
             return
+        table = models.ComputeNode.__table__
         with engine.cell_writer(self._context) as session:
-            row = session.get(models.ComputeNode, self.id)
-            if row is None:
-                raise exception.ComputeNodeNotFound(node=self.id)
-            for key, value in values.items():
-                setattr(row, key, value)
+            result = session.connection().execute(
+                update(table).where(table.c.id == self.id).values(**values))
+        if result.rowcount == 0:
+            raise exception.ComputeNodeNotFound(node=self.id)
         self.obj_reset_changes()
 
 
