@@ -85,6 +85,34 @@ def summary(values: list[float]) -> dict[str, float]:
             'max': round(max(values), 3) if values else float('nan')}
 
 
+def cpu_budget(cpu: dict[str, float], other_cpu: float, boots: int,
+               concurrency: int) -> dict[str, float]:
+    """What this machine allowed the storm, whatever novalite's code had cost.
+
+    Every process shares the machine's CPUs, so boots per second can be at most
+    ``cpus / CPU seconds per boot``, counting everything. Leaving novalite's daemons
+    out (Placement, the database and broker servers, Glance and the client kept)
+    gives the ceiling the machine and those parts set on their own: a target above
+    it was out of reach on this machine with novalite costing nothing. Each client
+    boots one server after another, so (Little's law) the mean time from one POST to
+    its server seen ACTIVE is at least ``concurrency / ceiling``.
+    """
+    cpus = len(os.sched_getaffinity(0))
+    placement = cpu.get('placement', 0.0)
+    novalite = sum(cpu.values()) - placement
+    without = (placement + other_cpu) / boots
+    whole = without + novalite / boots
+    return {
+        'cpus': cpus,
+        'novalite_cpu_s_per_boot': round(novalite / boots, 4),
+        'placement_cpu_s_per_boot': round(placement / boots, 4),
+        'novalite_per_placement': round(novalite / placement, 2) if placement else None,
+        'boots_per_s_ceiling': round(cpus / whole, 2),
+        'boots_per_s_ceiling_without_novalite': round(cpus / without, 2),
+        'min_mean_post_to_seen_s_without_novalite': round(concurrency * without / cpus, 3),
+    }
+
+
 # Seconds a server may take to settle (or to go, after DELETE) before it counts as stuck.
 SETTLE_TIMEOUT = 300
 
@@ -241,6 +269,9 @@ def measure(client: Client, args: argparse.Namespace, pids: dict[str, int],
     infra_cpu['client'] = round(client_cpu, 3)
     figures['other_cpu_s'] = infra_cpu
     figures['other_cpu_s_per_boot'] = round(sum(infra_cpu.values()) / max(len(ok), 1), 3)
+    if pids and ok:
+        figures['cpu_budget'] = cpu_budget(cpu, sum(infra_cpu.values()), len(ok),
+                                           args.concurrency)
     if pids:
         figures['rss_mb'] = {name: procstats.rss_mb(pid) for name, pid in pids.items()}
     detail = timed(lambda: client.request('GET', '/servers/detail').raise_for_status(), 5)
