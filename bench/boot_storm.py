@@ -96,11 +96,14 @@ def cpu_budget(cpu: dict[str, float], other_cpu: float, boots: int,
     it was out of reach on this machine with novalite costing nothing. Each client
     boots one server after another, so (Little's law) the mean time from one POST to
     its server seen ACTIVE is at least ``concurrency / ceiling``.
+
+    ``cpus`` are those this process may run on, which the devstack stack's daemons
+    inherit: the machine's, unless the benchmark was started pinned.
     """
     cpus = len(os.sched_getaffinity(0))
     placement = cpu.get('placement', 0.0)
     novalite = sum(cpu.values()) - placement
-    without = (placement + other_cpu) / boots
+    without = max((placement + other_cpu) / boots, 1e-9)
     whole = without + novalite / boots
     return {
         'cpus': cpus,
