@@ -86,7 +86,7 @@ def summary(values: list[float]) -> dict[str, float]:
 
 
 def cpu_budget(cpu: dict[str, float], other_cpu: float, boots: int,
-               concurrency: int) -> dict[str, float]:
+               concurrency: int) -> dict[str, float | None]:
     """What this machine allowed the storm, whatever novalite's code had cost.
 
     Every process shares the machine's CPUs, so boots per second can be at most
