@@ -29,6 +29,18 @@ class GuestDisk:
 
 
 @dataclasses.dataclass
+class GuestInterface:
+    """A NIC on a tap device that the compute host made and plugged (see ``vif.py``):
+    libvirt opens the tap and hands it to QEMU, and leaves creating, configuring and
+    deleting it to the host (``managed='no'``)."""
+
+    mac: str
+    target_dev: str
+    model: str = 'virtio'
+    mtu: int | None = None
+
+
+@dataclasses.dataclass
 class GuestMetadata:
     """What <metadata> says about the guest."""
 
@@ -66,6 +78,7 @@ class GuestConfig:
     vcpus: int
     metadata: GuestMetadata
     disks: list[GuestDisk] = dataclasses.field(default_factory=list)
+    interfaces: list[GuestInterface] = dataclasses.field(default_factory=list)
     console_log: str | None = None
     kernel: str | None = None
     initrd: str | None = None
@@ -90,6 +103,8 @@ class GuestConfig:
         devices = ET.SubElement(domain, 'devices')
         for disk in self.disks:
             devices.append(self._disk(disk))
+        for interface in self.interfaces:
+            devices.append(self._interface(interface))
         if self.console_log:
             serial = ET.SubElement(devices, 'serial', type='file')
             # Appended to, not truncated, each time QEMU starts: after a reboot or a
@@ -120,11 +135,23 @@ class GuestConfig:
         ET.SubElement(element, 'target', dev=disk.target_dev, bus=disk.bus)
         return element
 
+    @staticmethod
+    def _interface(interface: GuestInterface) -> ET.Element:
+        element = ET.Element('interface', type='ethernet')
+        ET.SubElement(element, 'mac', address=interface.mac)
+        ET.SubElement(element, 'target', dev=interface.target_dev, managed='no')
+        ET.SubElement(element, 'model', type=interface.model)
+        if interface.mtu:
+            ET.SubElement(element, 'mtu', size=str(interface.mtu))
+        return element
+
 
 def guest_config(instance: Any, virt_type: str, disks: list[GuestDisk],
                  console_log: str | None, image_meta: Any = None,
-                 kernel: str | None = None, initrd: str | None = None) -> GuestConfig:
-    """The domain of ``instance``: named ``instance.name``, sized by its flavor."""
+                 kernel: str | None = None, initrd: str | None = None,
+                 interfaces: list[GuestInterface] | None = None) -> GuestConfig:
+    """The domain of ``instance``: named ``instance.name``, sized by its flavor, with
+    a NIC per plugged VIF in ``interfaces``."""
     flavor = instance.flavor
     properties = (getattr(image_meta, 'properties', None) or {}) if image_meta else {}
     cmdline = None
@@ -140,7 +167,8 @@ def guest_config(instance: Any, virt_type: str, disks: list[GuestDisk],
         creation_time=timeutils.utcnow().strftime('%Y-%m-%d %H:%M:%S'))
     return GuestConfig(virt_type=virt_type, name=instance.name, uuid=instance.uuid,
                        memory_kib=flavor.memory_mb * 1024, vcpus=flavor.vcpus,
-                       metadata=metadata, disks=disks, console_log=console_log,
+                       metadata=metadata, disks=disks, interfaces=interfaces or [],
+                       console_log=console_log,
                        kernel=kernel, initrd=initrd, cmdline=cmdline)
 
 
