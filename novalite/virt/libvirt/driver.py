@@ -3,7 +3,8 @@
 It orchestrates: ``host`` owns the connection and events, ``guest`` wraps a domain,
 ``config`` writes the domain XML, ``imagebackend`` makes disks, and the image cache
 downloads each image once per host. Where the test driver (``test:///``) lacks a call,
-the driver says so in the log and does without.
+the driver says so in the log and does without. ``vif`` plugs the guests' VIFs into
+Open vSwitch (os-vif) and gives their NICs.
 """
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ from typing import Any
 
 import libvirt
 from oslo_log import log as logging
-from oslo_utils import timeutils
+from oslo_utils import excutils, timeutils
 
 from novalite import concurrency, exception
 from novalite.compute import power_state, task_states
 from novalite.conf import CONF
+from novalite.network import model as network_model
 from novalite.virt import diagnostics, driver, hardware, imagecache
 from novalite.virt.libvirt import config, imagebackend
 from novalite.virt.libvirt import host as libvirt_host
+from novalite.virt.libvirt import vif as libvirt_vif
 
 LOG = logging.getLogger(__name__)
 
@@ -39,6 +42,7 @@ class LibvirtDriver(driver.ComputeDriver):
         host per node XML in tests).
     :param instances_path: overrides ``[DEFAULT] instances_path``.
     :param image_api: the Glance client the image cache downloads with.
+    :param vif_plugger: plugs and unplugs VIFs; os-vif (``vif.py``) by default.
     """
 
     capabilities = dict(driver.ComputeDriver.capabilities, supports_reboot=True,
@@ -46,7 +50,8 @@ class LibvirtDriver(driver.ComputeDriver):
                         supports_console_output=True)
 
     def __init__(self, virtapi: Any = None, connection_uri: str | None = None,
-                 instances_path: str | None = None, image_api: Any = None) -> None:
+                 instances_path: str | None = None, image_api: Any = None,
+                 vif_plugger: libvirt_vif.Plugger | None = None) -> None:
         super().__init__(virtapi)
         self.virt_type = CONF.libvirt.virt_type
         self.uri = (connection_uri or CONF.libvirt.connection_uri
@@ -57,6 +62,8 @@ class LibvirtDriver(driver.ComputeDriver):
         self.image_backend = imagebackend.Backend(CONF.libvirt.images_type, self.virt_type)
         self._nodename: str | None = None
         self._event_listener: Any = None
+        self.vif_plugger: libvirt_vif.Plugger = (
+            vif_plugger if vif_plugger is not None else libvirt_vif)
 
     # -- host ----------------------------------------------------------------------------
 
@@ -166,10 +173,10 @@ class LibvirtDriver(driver.ComputeDriver):
         disks, kernel, initrd = self._create_disks(context, instance, image_meta, directory)
         xml = config.guest_config(
             instance, self.virt_type, disks, os.path.join(directory, 'console.log'),
-            image_meta=image_meta, kernel=kernel, initrd=initrd).to_xml()
-        guest = self.host.define(xml)
-        guest.launch()
-        self._wait_running(guest)
+            image_meta=image_meta, kernel=kernel, initrd=initrd,
+            interfaces=libvirt_vif.guest_interfaces(network_info)).to_xml()
+        guest = self._create_guest_with_network(instance, xml, network_info,
+                                                wait_for_vifs=True)
         LOG.info('Guest %s of instance %s is running', guest.name, instance.uuid)
 
     def _create_disks(self, context: Any, instance: Any, image_meta: Any,
@@ -224,6 +231,7 @@ class LibvirtDriver(driver.ComputeDriver):
             except libvirt.libvirtError as exc:
                 if exc.get_error_code() != libvirt.VIR_ERR_NO_DOMAIN:
                     raise
+        self.unplug_vifs(instance, network_info, ignore_errors=True)
         if destroy_disks:
             shutil.rmtree(self.instance_dir(instance), ignore_errors=True)
 
@@ -256,6 +264,7 @@ class LibvirtDriver(driver.ComputeDriver):
             LOG.warning('Instance %s did not shut down within %ds; rebooting it hard',
                         instance.uuid, CONF.libvirt.wait_soft_reboot_seconds)
         guest.poweroff()
+        self.plug_vifs(instance, network_info)
         guest.launch()
         self._wait_running(guest)
         LOG.info('Instance %s hard rebooted', instance.uuid)
@@ -286,6 +295,7 @@ class LibvirtDriver(driver.ComputeDriver):
                  block_device_info: Any = None) -> None:
         guest = self.host.get_guest(instance.uuid)
         if not guest.is_active():
+            self.plug_vifs(instance, network_info)
             guest.launch()
         self._wait_running(guest)
 
@@ -302,6 +312,7 @@ class LibvirtDriver(driver.ComputeDriver):
     def resume(self, context: Any, instance: Any, network_info: Any = None,
                block_device_info: Any = None) -> None:
         guest = self.host.get_guest(instance.uuid)
+        self.plug_vifs(instance, network_info)
         guest.launch()
         self._wait_running(guest)
 
@@ -381,6 +392,70 @@ class LibvirtDriver(driver.ComputeDriver):
         qcow2 = self.image_backend.images_type == 'qcow2' and self.image_backend.qemu_img
         return imagebackend.Disk(path, 'qcow2' if qcow2 else 'raw')
 
+    # -- VIFs (see virt/libvirt/vif.py) ----------------------------------------------------
+
+    def plug_vifs(self, instance: Any, network_info: network_model.NetworkInfo | None) -> None:
+        """Plug every VIF (again: plugging is idempotent)."""
+        for vif in network_info or []:
+            self.vif_plugger.plug(instance, vif)
+
+    def unplug_vifs(self, instance: Any, network_info: network_model.NetworkInfo | None,
+                    ignore_errors: bool = False) -> None:
+        for vif in network_info or []:
+            try:
+                self.vif_plugger.unplug(instance, vif)
+            except exception.NovaliteException as exc:
+                if not ignore_errors:
+                    raise
+                LOG.warning('Could not unplug VIF %s of %s: %s', vif['id'],
+                            instance.uuid, exc)
+
+    def _vif_plugged_events(self, network_info: network_model.NetworkInfo
+                            ) -> list[tuple[str, str]]:
+        """The ``network-vif-plugged`` events to wait for: one per port Neutron has not
+        reported active yet (none when waiting is off or there is no virtapi)."""
+        if not CONF.vif_plugging_timeout or self.virtapi is None:
+            return []
+        return [('network-vif-plugged', vif['id']) for vif in network_info
+                if not vif.get('active', True)]
+
+    def _neutron_failed_callback(self, event_name: str, instance: Any) -> None:
+        LOG.error('Neutron reported failure on event %s for instance %s', event_name,
+                  instance.uuid)
+        if CONF.vif_plugging_is_fatal:
+            raise exception.VirtualInterfaceCreateException(
+                reason='Neutron reported failure on event %s' % event_name)
+
+    def _create_guest_with_network(self, instance: Any, xml: str,
+                                   network_info: network_model.NetworkInfo | None,
+                                   power_on: bool = True,
+                                   wait_for_vifs: bool = False) -> Any:
+        """Plug the VIFs and define the domain; start it (if ``power_on``) once Neutron
+        reported the ports plugged, when ``wait_for_vifs``. The test driver cannot start
+        a domain paused, so the domain is defined but not started while waiting. On
+        failure the VIFs are unplugged again."""
+        network_info = network_info or []
+        events = self._vif_plugged_events(network_info) if wait_for_vifs else []
+        try:
+            if events:
+                with self.virtapi.wait_for_instance_event(
+                        instance, events, deadline=CONF.vif_plugging_timeout,
+                        error_callback=self._neutron_failed_callback):
+                    guest = self._plug_and_define(instance, xml, network_info)
+            else:
+                guest = self._plug_and_define(instance, xml, network_info)
+            if power_on:
+                guest.launch()
+                self._wait_running(guest)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self.unplug_vifs(instance, network_info, ignore_errors=True)
+        return guest
+
+    def _plug_and_define(self, instance: Any, xml: str,
+                         network_info: network_model.NetworkInfo) -> Any:
+        self.plug_vifs(instance, network_info)
+        return self.host.define(xml)
 
     # -- resize and cold migration (see virt/libvirt/migration.py) ------------------------
 
@@ -395,6 +470,7 @@ class LibvirtDriver(driver.ComputeDriver):
         guest = self.host.get_guest(instance.uuid)
         if not (timeout and self._clean_shutdown(guest, timeout)):
             guest.poweroff()
+        self.unplug_vifs(instance, network_info)
         directory = self.instance_dir(instance)
         aside = migration.set_aside(directory, guest.xml())
         LOG.info('Instance %s stopped and its files set aside in %s for %s',
@@ -416,11 +492,10 @@ class LibvirtDriver(driver.ComputeDriver):
         if resize_instance:
             lv_migration.grow_disks(directory, instance.flavor,
                                     None if self.host.is_test else self.image_backend.qemu_img)
-        guest = self.host.define(lv_migration.resized_xml(
-            old_xml, instance.flavor, disk_info['old_dir'], directory))
-        if power_on:
-            guest.launch()
-            self._wait_running(guest)
+        self._create_guest_with_network(
+            instance, lv_migration.resized_xml(old_xml, instance.flavor,
+                                               disk_info['old_dir'], directory),
+            network_info, power_on=power_on)
         LOG.info('Guest of instance %s defined here with %d MiB and %d vCPUs',
                  instance.uuid, instance.flavor.memory_mb, instance.flavor.vcpus)
 
@@ -439,10 +514,9 @@ class LibvirtDriver(driver.ComputeDriver):
                                 power_on: bool = True) -> None:
         """Put the set-aside files back and define the old domain again."""
         from novalite.virt.libvirt import migration as lv_migration
-        guest = self.host.define(lv_migration.restore(self.instance_dir(instance)))
-        if power_on:
-            guest.launch()
-            self._wait_running(guest)
+        self._create_guest_with_network(
+            instance, lv_migration.restore(self.instance_dir(instance)), network_info,
+            power_on=power_on)
 
     def live_migration_precheck(self, context: Any, instance: Any, dest: str,
                                 block_migration: bool | None) -> None:
@@ -460,6 +534,7 @@ class LibvirtDriver(driver.ComputeDriver):
         """Boot the rescue image with the root disk second (see ``rescue.py``). The
         password cannot be injected without a config drive: it is not used."""
         from novalite.virt.libvirt import rescue
+        self.plug_vifs(instance, network_info)
         rescue.rescue(self, context, instance, image_meta)
 
     def unrescue(self, context: Any, instance: Any) -> None:
