@@ -4,16 +4,37 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Services that packages installed here may have started: novalite's devstack network
+# runs its own Open vSwitch and OVN daemons (own run folders and sockets), and a
+# system-wide ovn-controller would make a br-int of its own.
+OVS_SERVICES="ovn-host ovn-controller ovn-central ovn-northd ovn-ovsdb-server-nb ovn-ovsdb-server-sb openvswitch-switch ovs-vswitchd ovsdb-server"
+
+stop_service() {
+    if [ -d /run/systemd/system ]; then
+        systemctl disable --now "$1" >/dev/null 2>&1 || true
+    elif [ -x "/etc/init.d/$1" ]; then
+        "/etc/init.d/$1" stop >/dev/null 2>&1 || true
+        update-rc.d "$1" disable >/dev/null 2>&1 || true
+    fi
+}
+
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     need=""
     # qemu-utils: qemu-img, which makes the libvirt driver's qcow2 overlays (and its tests);
-    # libvirt-daemon-system and qemu-system-x86: libvirtd and QEMU, for real (TCG) guests.
-    for pkg in gcc pkg-config python3-dev python3-venv libvirt-dev qemu-utils libvirt-daemon-system qemu-system-x86; do
+    # libvirt-daemon-system and qemu-system-x86: libvirtd and QEMU, for real (TCG) guests;
+    # openvswitch-switch, ovn-central, ovn-host: the switches and OVN under the real
+    # Neutron (ML2/OVN, userspace datapath); isc-dhcp-client: dhclient, for its tests.
+    for pkg in gcc pkg-config python3-dev python3-venv libvirt-dev qemu-utils libvirt-daemon-system qemu-system-x86 \
+            openvswitch-switch ovn-central ovn-host isc-dhcp-client; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
     if [ -n "$need" ]; then
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+        case " $need " in
+            *" openvswitch-switch "*|*" ovn-central "*|*" ovn-host "*)
+                for svc in $OVS_SERVICES; do stop_service "$svc"; done ;;
+        esac
     fi
 fi
 
@@ -36,3 +57,10 @@ echo "novalite set up in $(pwd)/.venv (Glance in $(pwd)/.venv-glance)"
 .venv-keystone/bin/pip install -q --upgrade pip >/dev/null
 .venv-keystone/bin/pip install -q -c keystone-constraints.txt keystone gunicorn
 echo "Keystone in $(pwd)/.venv-keystone"
+
+# The real Neutron (ML2/OVN), for the devstack-style stack with a network
+# (novalite.devstack.neutron), in a virtualenv of its own like Glance.
+[ -x .venv-neutron/bin/python ] || "$PY" -m venv .venv-neutron
+.venv-neutron/bin/pip install -q --upgrade pip >/dev/null
+.venv-neutron/bin/pip install -q -c neutron-constraints.txt neutron gunicorn pymysql
+echo "Neutron in $(pwd)/.venv-neutron"
