@@ -1,25 +1,30 @@
 """Taking a stack down from its record: stop its processes, drop its databases, delete
-its vhost, and list whatever is still there."""
+its vhost, remove its network environment (OVS/OVN and Neutron), and list whatever is
+still there."""
 from __future__ import annotations
 
 import json
 import os
 import signal
 import subprocess
+import threading
 from typing import Any
 
 from novalite.allinone import glance as glance_process
-from novalite.devstack import backends, process
+from novalite.devstack import backends, neutron, process
 from novalite.devstack.placement import PlacementProcess
 
 
 def teardown(record: dict[str, Any], state_dir: str,
              daemons: dict[str, process.Process] | None = None,
              placement: PlacementProcess | None = None,
-             glance: glance_process.GlanceProcess | None = None) -> list[str]:
+             glance: glance_process.GlanceProcess | None = None,
+             network: neutron.NeutronEnvironment | None = None) -> list[str]:
     """Remove what ``record`` lists; returns the errors met (it carries on past them)."""
-    errors = []
+    errors: list[str] = []
     daemons = daemons or {}
+    # The network environment goes meanwhile (gunicorn's graceful stop takes seconds).
+    network_thread = _remove_network(record, network, errors)
     # Placement and Glance may be running without a recorded pid (their start failed):
     # their objects know them. Processes known only by a recorded pid (``down`` from
     # another shell) are signalled only while they still run our commands: pids get
@@ -60,7 +65,27 @@ def teardown(record: dict[str, Any], state_dir: str,
             backends.delete_vhost(record['vhost'])
         except Exception as exc:
             errors.append('deleting vhost %s: %r' % (record['vhost'], exc))
+    if network_thread is not None:
+        network_thread.join()
     return errors
+
+
+def _remove_network(record: dict[str, Any], network: neutron.NeutronEnvironment | None,
+                    errors: list[str]) -> threading.Thread | None:
+    """A thread stopping the network environment: the live object's graceful stop, or
+    from the record alone. Its errors are appended to ``errors``."""
+    if network is None and not record.get('network'):
+        return None
+
+    def remove() -> None:
+        try:
+            errors.extend(network.stop() if network is not None
+                          else neutron.teardown(record['network']))
+        except Exception as exc:
+            errors.append('removing the network environment: %r' % exc)
+    thread = threading.Thread(target=remove, name='network-teardown')
+    thread.start()
+    return thread
 
 
 def _ours(pid: int, state_dir: str) -> bool:
@@ -84,7 +109,8 @@ def running_processes(state_dir: str) -> list[str]:
 
 
 def leftovers(record: dict[str, Any], state_dir: str) -> list[str]:
-    """Processes, databases and the vhost of ``record`` that still exist."""
+    """Processes, databases and the vhost of ``record`` that still exist, and the
+    OVS/OVN and Neutron processes, namespaces, devices and database of its network."""
     left = ['process: %s' % line for line in running_processes(state_dir)]
     for name, pid in record['pids'].items():
         if process.group_alive(pid):
@@ -93,6 +119,8 @@ def leftovers(record: dict[str, Any], state_dir: str) -> list[str]:
     left += ['database %s' % n for n in record['databases'] if n in existing]
     if record.get('vhost') and record['vhost'] in backends.list_vhosts(record['vhost']):
         left.append('vhost %s' % record['vhost'])
+    if record.get('network'):
+        left += neutron.leftovers(record['network'])
     return left
 
 
