@@ -19,7 +19,8 @@ def _up(args: argparse.Namespace) -> int:
     conf = {'DEFAULT': {'concurrency_backend': args.concurrency}}
     stack = devstack.Stack(args.state_dir, backend=args.db, conf=conf,
                            computes=tuple(args.compute), auth=args.auth,
-                           placement_isolation=args.placement_isolation)
+                           placement_isolation=args.placement_isolation,
+                           network=args.network)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -28,6 +29,8 @@ def _up(args: argparse.Namespace) -> int:
           % (stack.timings['up'], args.db, stack.name))
     print('Compute API: %s  Placement: %s  Glance: %s'
           % (stack.api_url, stack.placement.url, stack.glance_url))
+    if stack.neutron is not None:
+        print('Neutron: %s  (OVN chassis %s)' % (stack.neutron.url, ', '.join(stack.computes)))
     print('clouds.yaml: %s' % stack.clouds_yaml)
     print('  export OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=novalite' % stack.clouds_yaml)
     print('  openstack server create --image %s --flavor m1.nano --nic none --wait vm1'
@@ -63,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--auth', choices=['noauth2', 'keystone'], default='noauth2',
                         help='keystone: a real Keystone too, the API behind auth_token '
                              '(clouds.yaml gets a password cloud per user).')
+    parser.add_argument('--network', action='store_true',
+                        help='Also the real Neutron (ML2/OVN, .venv-neutron) with an OVN '
+                             'chassis per compute host; needs root and Open vSwitch/OVN '
+                             '(tools/setup.sh). One such stack per machine.')
     parser.add_argument('--compute', action='append', default=None,
                         help='A compute host name (repeat it; default hostA and hostB).')
     parser.add_argument('--placement-isolation', choices=sorted(ISOLATIONS),

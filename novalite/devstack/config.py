@@ -65,8 +65,10 @@ def base_conf(transport_url: str, api_db: str, cell_db: str, api_port: int,
     }
 
 
-def clouds_yaml(path: str, api_url: str, glance_url: str, placement_url: str) -> None:
-    """A cloud named ``novalite`` reached with the noauth2 token ``admin:admin``."""
+def clouds_yaml(path: str, api_url: str, glance_url: str, placement_url: str,
+                network_url: str | None = None) -> None:
+    """A cloud named ``novalite`` reached with the noauth2 token ``admin:admin``; with
+    ``network_url``, Neutron (noauth: it ignores the token) too."""
     cloud = {
         'auth_type': 'admin_token',
         'auth': {'endpoint': api_url, 'token': 'admin:admin'},
@@ -79,6 +81,8 @@ def clouds_yaml(path: str, api_url: str, glance_url: str, placement_url: str) ->
         'identity_api_version': '3',
         'region_name': 'RegionOne',
     }
+    if network_url:
+        cloud['network_endpoint_override'] = network_url
     with open(path, 'w') as out:
         yaml.safe_dump({'clouds': {'novalite': cloud}}, out, default_flow_style=False)
 

@@ -131,14 +131,29 @@ class NeutronEnvironment:
 
     # -- start ---------------------------------------------------------------------------
 
+    def check(self) -> None:
+        """Fail before anything is made: not root, no Open vSwitch or OVN, no Neutron
+        virtualenv, or another environment's devices in the root namespace.
+
+        :raises ovn.LeftoverError: the devices of another environment are there
+        :raises RuntimeError: anything else missing
+        """
+        if os.geteuid() != 0:
+            raise RuntimeError('the network environment needs root (namespaces, devices)')
+        for tool in ovn.TOOLS:
+            if shutil.which(tool) is None:
+                raise RuntimeError('%s not found: run tools/setup.sh (it installs Open '
+                                   'vSwitch and OVN)' % tool)
+        self._bin('gunicorn')
+        ovn.check_free()
+
     def start(self, timeout: float = 120.0) -> str:
         """Start everything; returns the API's URL once every chassis is an agent alive.
 
         On failure what was made stays, recorded: call ``stop()``.
         """
         started = time.monotonic()
-        self._bin('gunicorn')
-        ovn.check_free()
+        self.check()
         for path in (self.etc_dir, self.log_dir, self.tmp_dir):
             os.makedirs(path, exist_ok=True)
         self.write_conf()

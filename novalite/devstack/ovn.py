@@ -33,6 +33,8 @@ SB_SCHEMA = '/usr/share/ovn/ovn-sb.ovsschema'
 # The userspace datapath's devices in the root namespace: one environment per machine.
 ROOT_DEVICES = ('br-int', 'ovs-netdev')
 INTEGRATION_BRIDGE = 'br-int'
+TOOLS = ('ip', 'ovsdb-tool', 'ovsdb-server', 'ovs-vswitchd', 'ovs-vsctl', 'ovs-appctl',
+         'ovn-nbctl', 'ovn-sbctl', 'ovn-northd', 'ovn-controller', 'ovn-appctl')
 # The geneve underlay: host i has UNDERLAY % (i + 1) on its underlay bridge.
 UNDERLAY = '172.31.0.%d'
 UNDERLAY_PREFIX = 24

@@ -1,5 +1,6 @@
 """The devstack-style stack: real Placement, real Glance, RabbitMQ, MariaDB or PostgreSQL,
-and each novalite daemon a process of its own started from its systemd unit's command line.
+and each novalite daemon a process of its own started from its systemd unit's command line;
+with ``network=True`` also the real Neutron on OVN (``novalite.devstack.neutron``).
 
 Everything a run creates is named ``<name>...`` (``nlds_<random>`` unless given) and written
 down in ``<state_dir>/stack.json`` as soon as it exists, so ``down`` -- from this process or
@@ -24,6 +25,8 @@ import sqlalchemy as sa
 from novalite.allinone import glance as glance_process
 from novalite.devstack import backends, config, process
 from novalite.devstack.keystone import KeystoneProcess
+from novalite.devstack.neutron import NeutronEnvironment
+from novalite.devstack.ovn import NetworkRecord
 from novalite.devstack.placement import PlacementProcess
 from novalite.devstack.teardown import leftovers, teardown
 
@@ -48,6 +51,8 @@ class Stack:
         ``scheduler``, ``compute-<host>``)
     :param auth: ``noauth2`` (tokens ``user:project``) or ``keystone``: a real Keystone
         (``novalite.devstack.keystone``), the API behind auth_token, password clouds
+    :param network: also the real Neutron (ML2/OVN) with an OVN chassis per compute host
+        (``novalite.devstack.neutron``); the daemons and clouds.yaml are pointed at it
     """
 
     def __init__(self, state_dir: str, backend: str = 'mysql',
@@ -56,7 +61,7 @@ class Stack:
                  host_conf: dict[str, config.Sections] | None = None,
                  name: str | None = None, bin_dir: str | None = None,
                  auth: str = 'noauth2', placement_gunicorn: tuple[int, int] = (1, 8),
-                 placement_isolation: str = 'default') -> None:
+                 placement_isolation: str = 'default', network: bool = False) -> None:
         """:param placement_gunicorn: Placement's (workers, threads per worker).
         :param placement_isolation: Placement's transaction isolation on MySQL/MariaDB,
             a key of ``placement.ISOLATIONS``.
@@ -67,6 +72,11 @@ class Stack:
             raise ValueError('backend must be one of %s' % ', '.join(backends.SERVER_URLS))
         if auth not in ('noauth2', 'keystone'):
             raise ValueError('auth must be noauth2 or keystone')
+        if network and auth == 'keystone':
+            raise NotImplementedError('network=True with auth=keystone: Neutron runs with '
+                                      'auth_strategy = noauth only, so far')
+        self.network = network
+        self.neutron: NeutronEnvironment | None = None
         self.auth = auth
         self.keystone: KeystoneProcess | None = None
         self.state_dir = os.path.abspath(state_dir)
@@ -85,6 +95,7 @@ class Stack:
         self.db_urls: dict[str, str] = {}
         self.placement: PlacementProcess | None = None
         self.glance: glance_process.GlanceProcess | None = None
+        self.api_port = 0
         self.api_url = ''
         self.glance_url = ''
         self.image_id = ''
@@ -111,7 +122,18 @@ class Stack:
         for path in (self.state_dir, self.etc_dir, self.log_dir):
             os.makedirs(path, exist_ok=True)
         self._save()
+        # Known before Neutron starts: its [nova] endpoint, for its events.
+        self.api_port = glance_process.free_port()
+        self.api_url = 'http://127.0.0.1:%d' % self.api_port
+        if self.network:
+            self.neutron = NeutronEnvironment(
+                os.path.join(self.state_dir, 'neutron'), self.computes, self.api_url,
+                self.name, on_record=self._record_network)
+            self.neutron.check()
         transport_url = self._make_vhost_and_databases()
+        if self.neutron is not None:
+            # OVS/OVN and Neutron's schema take seconds too: beside Glance and Placement.
+            self.neutron.start_background()
         # Glance's schema sync takes seconds: it runs while Placement starts. The process
         # is forked from this thread (it is told to stop when its forking thread ends).
         self.glance = glance_process.GlanceProcess(os.path.join(self.state_dir, 'glance'))
@@ -125,6 +147,8 @@ class Stack:
         self._glance_thread.join(120)
         if not self.glance_url:
             raise RuntimeError('Glance did not start; see %s' % self._glance_log())
+        if self.neutron is not None:
+            self.neutron.wait_started()
         self._configure(transport_url)
         self._start_daemons()
         self.manage('cell_v2', 'discover_hosts')
@@ -134,7 +158,8 @@ class Stack:
         assert self.placement is not None
         if self.keystone is None:
             config.clouds_yaml(self.clouds_yaml, self.api_url, self.glance_url,
-                               self.placement.url)
+                               self.placement.url,
+                               self.neutron.url if self.neutron is not None else None)
         else:
             self.keystone.register_service('compute', 'nova', self.api_url + '/v2.1')
             config.keystone_clouds_yaml(self.clouds_yaml, self.keystone.auth_url,
@@ -179,10 +204,10 @@ class Stack:
     def _configure(self, transport_url: str) -> None:
         """Each daemon's config file, then the schemas and cells (novalite-manage)."""
         assert self.placement is not None
-        api_port = glance_process.free_port()
-        self.api_url = 'http://127.0.0.1:%d' % api_port
         base = config.base_conf(transport_url, self.db_urls['api'], self.db_urls['cell1'],
-                                api_port, self.placement.url, self.glance_url)
+                                self.api_port, self.placement.url, self.glance_url)
+        if self.neutron is not None:
+            base = config.merge(base, self.neutron.daemon_conf())
         if self.keystone is not None:
             base = config.merge(base, {'api': {'auth_strategy': 'keystone'},
                                        'keystone_authtoken': self.keystone.authtoken_conf()})
@@ -280,6 +305,11 @@ class Stack:
     def _record_pid(self, name: str, pid: int) -> None:
         with self._record_lock:
             self.record['pids'][name] = pid
+        self._save()
+
+    def _record_network(self, record: NetworkRecord) -> None:
+        with self._record_lock:
+            self.record['network'] = record
         self._save()
 
     # -- tools ---------------------------------------------------------------------------
@@ -426,7 +456,7 @@ class Stack:
             # A start-up that failed early must not leave a Glance starting behind it.
             self._glance_thread.join(120)
         errors = teardown(self.record, self.state_dir, self.daemons, self.placement,
-                          self.glance)
+                          self.glance, self.neutron)
         self.daemons = {}
         left = errors + leftovers(self.record, self.state_dir)
         self.timings['down'] = time.monotonic() - started

@@ -52,8 +52,7 @@ def require_network() -> None:
     """Skip (fail under ``CI``) without root, Open vSwitch/OVN, .venv-neutron, MariaDB."""
     if os.geteuid() != 0:
         _unavailable('not root')
-    for tool in ('ovs-vsctl', 'ovs-vswitchd', 'ovsdb-server', 'ovn-controller',
-                 'ovn-northd', 'ip'):
+    for tool in ovn.TOOLS:
         if shutil.which(tool) is None:
             _unavailable('%s not found (tools/setup.sh installs Open vSwitch and OVN)'
                          % tool)
