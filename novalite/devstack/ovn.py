@@ -125,8 +125,9 @@ class Chassis:
         return 'unix:%s' % os.path.join(self.rundir, 'db.sock')
 
     def env(self) -> dict[str, str]:
-        """The environment the OVS and OVN tools need to find this host's daemons."""
-        return {**os.environ, 'OVS_RUNDIR': self.rundir, 'OVN_RUNDIR': self.rundir,
+        """The variables the OVS and OVN tools need to find this host's daemons (to add
+        to a process's environment)."""
+        return {'OVS_RUNDIR': self.rundir, 'OVN_RUNDIR': self.rundir,
                 'OVS_DBDIR': self.rundir, 'OVS_LOGDIR': self.rundir,
                 'OVN_LOGDIR': self.rundir, 'OVN_DBDIR': self.rundir}
 
@@ -194,7 +195,7 @@ class OvnEnvironment:
             self._start_controller(chassis)
 
     def _central_env(self) -> dict[str, str]:
-        return {**os.environ, 'OVN_RUNDIR': self.central_dir, 'OVS_RUNDIR': self.central_dir,
+        return {'OVN_RUNDIR': self.central_dir, 'OVS_RUNDIR': self.central_dir,
                 'OVN_LOGDIR': self.log_dir, 'OVN_DBDIR': self.central_dir}
 
     def _daemon(self, name: str, argv: list[str], pidfile: str, env: dict[str, str],
@@ -475,7 +476,12 @@ def leftovers(record: NetworkRecord) -> list[str]:
 # -- helpers ------------------------------------------------------------------------------
 
 def _run(argv: list[str], env: dict[str, str] | None = None, timeout: float = 30.0) -> str:
-    result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
+    """Run ``argv`` with ``env`` added to this process's environment; returns its output.
+
+    :raises RuntimeError: it failed (the message has its error output)
+    """
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                            env={**os.environ, **env} if env else None,
                             stdin=subprocess.DEVNULL)
     if result.returncode != 0:
         raise RuntimeError('%s failed (%s): %s' % (' '.join(argv), result.returncode,

@@ -70,6 +70,7 @@ class FakeNovaEvents:
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
+        self.requests: set[tuple[str, str | None]] = set()  # (path, X-Auth-Token)
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,6 +78,7 @@ class FakeNovaEvents:
                 body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
                 events = body.get('events', [])
                 recorder.events += events
+                recorder.requests.add((self.path, self.headers.get('X-Auth-Token')))
                 self._answer({'events': [dict(e, code=200, status='completed')
                                          for e in events]})
 
@@ -303,6 +305,8 @@ def test_ports_on_two_hosts_go_active_get_dhcp_and_ping(
                 e['name'] == 'network-vif-plugged' and e['tag'] == p['id']
                 and e['server_uuid'] == p['device_id'] for e in nova.events), 30,
                 'network-vif-plugged of the port on %s' % host)
+        # As the stack configures it: the compute API's noauth2 admin token.
+        assert nova.requests == {('/v2.1/os-server-external-events', 'admin:admin')}
         if shutil.which('dhclient') is None:
             pytest.skip('dhclient not found: no DHCP and ping (tools/setup.sh installs it)')
         addresses = [p.dhcp(str(tmp_path)) for p in plugged]
