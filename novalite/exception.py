@@ -258,6 +258,73 @@ class GlanceConnectionFailed(NovaliteException):
     code = 503
 
 
+class NeutronConnectionFailed(NovaliteException):
+    msg_fmt = 'Could not reach the network service (Neutron) at %(server)s: %(reason)s'
+    code = 503
+
+
+class NetworkNotFound(NotFound):
+    msg_fmt = 'Network %(network_id)s could not be found.'
+
+
+class PortNotFound(NotFound):
+    msg_fmt = 'Port id %(port_id)s could not be found.'
+
+
+class SecurityGroupNotFound(NotFound):
+    msg_fmt = 'Security group %(security_group_id)s not found.'
+
+
+class PortInUse(Conflict):
+    msg_fmt = 'Port %(port_id)s is still in use.'
+
+
+class PortNotUsable(Conflict):
+    msg_fmt = 'Port %(port_id)s not usable for instance %(instance)s.'
+
+
+class NetworkAmbiguous(Conflict):
+    msg_fmt = ('Multiple possible networks found, use a Network ID to be more '
+               'specific.')
+
+
+class FixedIpAlreadyInUse(Conflict):
+    msg_fmt = 'Fixed IP address %(address)s is already in use on instance %(instance_uuid)s.'
+
+
+class InvalidFixedIpAndMaxCountRequest(Invalid):
+    msg_fmt = 'Failed to launch instances: %(reason)s'
+
+
+class NetworkRequiresSubnet(Invalid):
+    msg_fmt = 'Network %(network_uuid)s requires a subnet in order to boot instances on.'
+
+
+class UnableToAutoAllocateNetwork(Invalid):
+    msg_fmt = 'Unable to automatically allocate a network for project %(project_id)s'
+
+
+class PortLimitExceeded(QuotaError):
+    msg_fmt = 'Maximum number of ports exceeded'
+
+
+class ExternalNetworkAttachForbidden(Forbidden):
+    msg_fmt = 'It is not allowed to create an interface on external network %(network_uuid)s'
+
+
+class PortBindingFailed(NovaliteException):
+    msg_fmt = ('Binding failed for port %(port_id)s on host %(host)s, please check '
+               'neutron logs for more information.')
+
+
+class VirtualInterfaceCreateException(NovaliteException):
+    msg_fmt = 'Virtual Interface creation failed: %(reason)s'
+
+
+class NetworkAllocationFailed(NovaliteException):
+    msg_fmt = 'Failed to allocate the network(s): %(reason)s'
+
+
 class ImageServiceError(NovaliteException):
     msg_fmt = 'The image service failed: %(reason)s'
     code = 503

@@ -18,6 +18,7 @@ from novalite.conf import (
     glance,
     libvirt,
     migrate,
+    neutron,
     placement,
     quota,
     scheduler,
@@ -29,7 +30,7 @@ CONF = cfg.CONF
 
 _MODULES = (default, api, database, scheduler, placement, glance, compute, libvirt,
             conductor, quota, fake, workarounds, shelve,
-            migrate)
+            migrate, neutron)
 
 for _mod in _MODULES:
     _mod.register_opts(CONF)

@@ -1,23 +1,67 @@
-"""The network API the compute host calls while building.
+"""The network API a compute host calls: Neutron's ports, or none without Neutron.
 
-Without Neutron there is nothing to allocate: "none", "auto" and an absent request
-all give an instance no ports. A list of networks is refused by the compute API
-until the Neutron client lands.
+``API()`` gives the Neutron port work (``novalite.network.neutron``) when a Neutron
+endpoint is configured (``[neutron] endpoint_override`` or ``auth_type``), else the
+network-less API: servers then get no ports, and the compute API refuses a request for
+a specific network (``novalite.network.requests``).
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from novalite.network import client, model, neutron
+from novalite.network.requests import NetworkRequest
 
 
-class API:
-    def needs_allocation(self, requested_networks: Any) -> bool:
-        """Whether a build has ports to allocate (without Neutron: never)."""
-        return False
+class NetworkAPI(Protocol):
+    def allocate_for_instance(self, context: Any, instance: Any,
+                              requests: list[NetworkRequest], host: str,
+                              security_groups: list[str] | None = None
+                              ) -> model.NetworkInfo: ...
+
+    def deallocate_for_instance(self, context: Any, instance: Any,
+                                network_info: model.NetworkInfo | None = None,
+                                preserve: Iterable[str] = ()) -> None: ...
+
+    def get_instance_nw_info(self, context: Any, instance: Any,
+                             current: model.NetworkInfo | None = None
+                             ) -> model.NetworkInfo: ...
+
+    def bind_ports_to_host(self, context: Any, instance: Any, host: str,
+                           network_info: model.NetworkInfo) -> model.NetworkInfo: ...
+
+    def unbind_ports(self, context: Any, instance: Any,
+                     network_info: model.NetworkInfo) -> None: ...
+
+
+class NoNetworkAPI:
+    """Without Neutron: nothing to allocate, bind or release."""
 
     def allocate_for_instance(self, context: Any, instance: Any,
-                              requested_networks: Any) -> list[dict]:
-        """Ports for the instance, as Nova's network_info (a list of VIFs)."""
+                              requests: list[NetworkRequest], host: str,
+                              security_groups: list[str] | None = None
+                              ) -> model.NetworkInfo:
         return []
 
-    def deallocate_for_instance(self, context: Any, instance: Any) -> None:
-        """Release the instance's ports."""
+    def deallocate_for_instance(self, context: Any, instance: Any,
+                                network_info: model.NetworkInfo | None = None,
+                                preserve: Iterable[str] = ()) -> None:
+        return None
+
+    def get_instance_nw_info(self, context: Any, instance: Any,
+                             current: model.NetworkInfo | None = None
+                             ) -> model.NetworkInfo:
+        return list(current or [])
+
+    def bind_ports_to_host(self, context: Any, instance: Any, host: str,
+                           network_info: model.NetworkInfo) -> model.NetworkInfo:
+        return network_info
+
+    def unbind_ports(self, context: Any, instance: Any,
+                     network_info: model.NetworkInfo) -> None:
+        return None
+
+
+def API() -> NetworkAPI:
+    return neutron.API() if client.configured() else NoNetworkAPI()

@@ -18,6 +18,7 @@ def register_all() -> None:
     __import__('novalite.objects.instance_action')
     __import__('novalite.objects.instance_fault')
     __import__('novalite.objects.instance_group')
+    __import__('novalite.objects.instance_info_cache')
     __import__('novalite.objects.instance_mapping')
     __import__('novalite.objects.keypair')
     __import__('novalite.objects.migration')

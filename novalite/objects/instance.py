@@ -16,22 +16,23 @@ from collections.abc import Callable
 from typing import Any
 
 from oslo_log import log as logging
-from oslo_utils import timeutils
+from oslo_utils import timeutils, versionutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
 from novalite.db import engine
 from novalite.db.lazy import delete, func, select, update
 from novalite.db.lazy import main_models as models
-from novalite.objects import base
+from novalite.objects import base, instance_info_cache
 from novalite.objects.flavor import Flavor
+from novalite.objects.instance_info_cache import InstanceInfoCache
 
 LOG = logging.getLogger(__name__)
 
 # Loaded with every instance; 'fault' only when asked for (or touched).
 _ALWAYS = ('flavor', 'metadata', 'system_metadata', 'tags')
 _OPTIONAL = ('fault',)
-_EXTRA_FIELDS = _ALWAYS + _OPTIONAL + ('old_flavor', 'new_flavor')
+_EXTRA_FIELDS = _ALWAYS + _OPTIONAL + ('old_flavor', 'new_flavor', 'info_cache')
 _FLAVOR_FIELDS = {'flavor', 'old_flavor', 'new_flavor'}
 
 
@@ -63,6 +64,7 @@ def _reads() -> types.SimpleNamespace:
     def extras(match: Any) -> Any:
         extra, meta = m.InstanceExtra.__table__, m.InstanceMetadata.__table__
         sysmeta, tag = m.InstanceSystemMetadata.__table__, m.Tag.__table__
+        cache = m.InstanceInfoCache.__table__
         return sa.union_all(
             sa.select(sa.literal('f').label('kind'), extra.c.instance_uuid,
                       sa.null().label('key'), extra.c.flavor.label('value'))
@@ -73,7 +75,9 @@ def _reads() -> types.SimpleNamespace:
                       sysmeta.c.value)
             .where(match(sysmeta.c.instance_uuid), sysmeta.c.deleted == 0),
             sa.select(sa.literal('t'), tag.c.resource_id, tag.c.tag, sa.null())
-            .where(match(tag.c.resource_id)))
+            .where(match(tag.c.resource_id)),
+            sa.select(sa.literal('n'), cache.c.instance_uuid, sa.null(), cache.c.network_info)
+            .where(match(cache.c.instance_uuid)))
 
     return types.SimpleNamespace(
         Session=Session,
@@ -208,6 +212,8 @@ def _parse_flavors(text: str) -> dict[str, Any]:
 
 # Few distinct flavor documents exist: one per flavor (and pair during resizes).
 _flavors = ParsedOnce(_parse_flavors, size=256)
+# One network info document per server: parsed once per change, not per status poll.
+_network_infos = ParsedOnce(base.from_json, size=1024)
 
 
 def _latest_faults(context: Any, session: Any, uuids: list[str]) -> list:
@@ -225,7 +231,8 @@ def _latest_faults(context: Any, session: Any, uuids: list[str]) -> list:
 class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     # 1.0: initial
     # 1.1: save() takes finish_event
-    VERSION = '1.1'
+    # 1.2: info_cache
+    VERSION = '1.2'
 
     fields = {
         'id': fields.IntegerField(),
@@ -280,7 +287,14 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         'system_metadata': fields.DictOfNullableStringsField(default={}),
         'tags': fields.ListOfStringsField(default=[]),
         'fault': fields.ObjectField('InstanceFault', nullable=True),
+        # The ports as last seen (instance_info_caches); written with save() when changed.
+        'info_cache': fields.ObjectField('InstanceInfoCache'),
     }
+
+    def obj_make_compatible(self, primitive: dict, target_version: str) -> None:
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 2):
+            primitive.pop('info_cache', None)
 
     @property
     def name(self) -> str:
@@ -303,6 +317,9 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         obj.metadata = extras.get('metadata', {})
         obj.system_metadata = extras.get('system_metadata', {})
         obj.tags = extras.get('tags', [])
+        obj.info_cache = InstanceInfoCache.loaded(
+            context, obj.uuid, _network_infos(extras['network']) if extras.get('network')
+            else None)
         if 'fault' in expected_attrs:
             obj.fault = extras.get('fault')
         obj.obj_reset_changes()
@@ -329,6 +346,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                 extras[uuid].setdefault('metadata', {})[key] = value
             elif kind == 's':
                 extras[uuid].setdefault('system_metadata', {})[key] = value
+            elif kind == 'n':
+                extras[uuid]['network'] = value
             else:
                 extras[uuid].setdefault('tags', []).append(key)
         for extra in extras.values():
@@ -359,6 +378,10 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
             from novalite.objects.instance_fault import InstanceFault
             self.fault = InstanceFault.get_latest_for_instance(self._context, self.uuid)
             self.obj_reset_changes(['fault'])
+            return
+        if attrname == 'info_cache':
+            self.info_cache = InstanceInfoCache.get_by_instance_uuid(self._context, self.uuid)
+            self.obj_reset_changes(['info_cache'])
             return
         if attrname in ('old_flavor', 'new_flavor'):
             setattr(self, attrname, None)
@@ -439,6 +462,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                                            for name in _orm_column_names()})
             self._write_extras(conn, row.uuid, changes, creating=True)
             self._set_from_db(self, row, skip=_EXTRA_FIELDS + ('deleted',))
+        if not self.obj_attr_is_set('info_cache'):
+            self.info_cache = InstanceInfoCache.loaded(self._context, self.uuid)
         self.deleted = False
         for key in _ALWAYS:
             if not self.obj_attr_is_set(key):
@@ -476,7 +501,10 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     def _write_changes(self, expected_vm_state: Any, expected_task_state: Any) -> None:
         changes = self.obj_get_changes()
         changes.pop('fault', None)
+        cache = changes.pop('info_cache', None)
         if not changes:
+            if cache is not None:
+                self.info_cache.save()
             return
         if _FLAVOR_FIELDS & set(changes):
             # The three flavors are one JSON document: write it whole.
@@ -506,8 +534,12 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                     instance_uuid=self.uuid, expected=expected_task_state or expected_vm_state,
                     actual=row.task_state if expected_task_state is not None else row.vm_state)
             self._write_extras(conn, self.uuid, changes, creating=False)
+            if cache is not None:
+                instance_info_cache.write(conn, self.uuid, cache.network_info)
         self.updated_at = values['updated_at'].replace(tzinfo=datetime.UTC)
         self.obj_reset_changes()
+        if cache is not None:
+            cache.obj_reset_changes()
 
     @base.remotable
     def destroy(self) -> None:

@@ -1,6 +1,7 @@
 """RequestSpec: what the scheduler needs to place one server (API database)."""
 from __future__ import annotations
 
+from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
@@ -12,7 +13,9 @@ from novalite.objects import base
 
 @base.NovaliteObjectRegistry.register
 class RequestSpec(base.NovaliteObject):
-    VERSION = '1.0'
+    # 1.0: initial
+    # 1.1: security_groups
+    VERSION = '1.1'
 
     fields = {
         'id': fields.IntegerField(),
@@ -32,21 +35,31 @@ class RequestSpec(base.NovaliteObject):
         # The server group the instance joins (from the ``group`` hint); the scheduler
         # refreshes its members and hosts before filtering.
         'instance_group': fields.ObjectField('InstanceGroup', nullable=True),
+        # The security group names the create asked for; the compute host gives them to
+        # the ports it creates (and again after a reschedule).
+        'security_groups': fields.ListOfStringsField(default=[]),
     }
+
+    def obj_make_compatible(self, primitive: dict, target_version: str) -> None:
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            primitive.pop('security_groups', None)
 
     @classmethod
     def from_components(cls, context, instance_uuid: str, image, flavor, num_instances: int,
                         availability_zone: str | None = None,
                         scheduler_hints: dict | None = None, project_id: str | None = None,
                         user_id: str | None = None, force_hosts: list | None = None,
-                        force_nodes: list | None = None) -> RequestSpec:
+                        force_nodes: list | None = None,
+                        security_groups: list[str] | None = None) -> RequestSpec:
         hints = {k: v if isinstance(v, list) else [str(v)]
                  for k, v in (scheduler_hints or {}).items()}
         return cls(context, instance_uuid=instance_uuid, image=image, flavor=flavor,
                    num_instances=num_instances, availability_zone=availability_zone,
                    scheduler_hints=hints, project_id=project_id or context.project_id,
                    user_id=user_id or context.user_id, force_hosts=force_hosts or [],
-                   force_nodes=force_nodes or [], ignore_hosts=[], is_bfv=False)
+                   force_nodes=force_nodes or [], ignore_hosts=[], is_bfv=False,
+                   security_groups=list(security_groups or []))
 
     def get_scheduler_hint(self, name: str, default=None):
         hints = self.scheduler_hints if self.obj_attr_is_set('scheduler_hints') else None

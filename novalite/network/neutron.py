@@ -1,0 +1,254 @@
+"""The compute host's side of Neutron: a server's ports made, bound, moved and released.
+
+What Nova's ``nova/network/neutron.py`` does for a libvirt host, in the same order:
+a port is created (or the user's port taken) already bound to this host in one admin
+call (``binding:host_id``, ``device_id`` = the server, ``device_owner`` =
+``compute:<zone>``); the ports' networks and subnets are read once to build the
+network info (``novalite.network.model``); a port whose binding failed fails the build
+here, so it goes to another host. On release, ports novalite created are deleted and
+ports the user passed in are unbound and kept (``preserve_on_delete``).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from oslo_log import log as logging
+
+from novalite import exception
+from novalite.conf import CONF
+from novalite.network import client as neutron_client
+from novalite.network import model
+from novalite.network.requests import NetworkRequest
+
+LOG = logging.getLogger(__name__)
+
+# Unbinding a port the user keeps clears what made it this server's.
+_UNBIND = {'device_id': '', 'device_owner': '', 'binding:host_id': None,
+           'binding:profile': {}}
+
+
+class InstanceLike(Protocol):
+    """What the port work reads of an instance."""
+
+    uuid: str
+    project_id: str | None
+    availability_zone: str | None
+    host: str | None
+
+
+def _subnet(subnet: dict[str, Any], ips: list[model.IP]) -> model.Subnet:
+    version = subnet.get('ip_version', 4)
+    gateway = subnet.get('gateway_ip')
+    return model.Subnet(
+        cidr=subnet['cidr'], version=version, ips=ips, routes=[],
+        gateway=model.IP(address=gateway, type='gateway', version=version)
+        if gateway else None,
+        dns=[model.IP(address=a, type='dns', version=version)
+             for a in subnet.get('dns_nameservers', [])])
+
+
+def build_vif(port: dict[str, Any], network: dict[str, Any], subnets: dict[str, dict],
+              floating: dict[str, list[dict[str, Any]]], preserve: bool,
+              tag: str | None = None) -> model.VIF:
+    """One VIF of the network info, from Neutron's port, network, subnets and floating
+    IPs."""
+    details = port.get('binding:vif_details') or {}
+    by_subnet: dict[str, list[model.IP]] = {}
+    for fixed in port.get('fixed_ips', []):
+        subnet = subnets.get(fixed['subnet_id'], {})
+        by_subnet.setdefault(fixed['subnet_id'], []).append(model.IP(
+            address=fixed['ip_address'], type='fixed', version=subnet.get('ip_version', 4),
+            floating_ips=[model.IP(address=f['floating_ip_address'], type='floating',
+                                   version=4)
+                          for f in floating.get(fixed['ip_address'], [])]))
+    vif_type = port.get('binding:vif_type') or model.VIF_TYPE_UNBOUND
+    return model.VIF(
+        id=port['id'], address=port['mac_address'], type=vif_type,
+        devname=model.devname(port['id']),
+        ovs_interfaceid=port['id'] if vif_type == model.VIF_TYPE_OVS else None,
+        vnic_type=port.get('binding:vnic_type', 'normal'),
+        active=port.get('status') == 'ACTIVE', details=details,
+        profile=port.get('binding:profile') or {}, preserve_on_delete=preserve, tag=tag,
+        network=model.Network(
+            id=network['id'], label=network.get('name') or network['id'],
+            bridge=details.get('bridge_name') or CONF.neutron.ovs_bridge,
+            subnets=[_subnet(subnets.get(sid, {'cidr': None}), ips)
+                     for sid, ips in by_subnet.items()],
+            meta={'mtu': network.get('mtu'), 'tenant_id': network.get('project_id'),
+                  'tunneled': network.get('provider:network_type') in
+                  ('geneve', 'vxlan', 'gre'),
+                  'physical_network': network.get('provider:physical_network')}))
+
+
+def find_security_groups(neutron: neutron_client.Client, project_id: str | None,
+                         names: list[str]) -> list[dict[str, Any]]:
+    """The security groups named (or with the id) ``names``: the project's own first,
+    then any other the caller sees (keystone-less, Neutron owns everything itself).
+
+    :raises SecurityGroupNotFound: a name matches no group.
+    """
+    groups = neutron.list_security_groups()
+    found = []
+    for name in names:
+        matches = sorted((g for g in groups if name in (g['name'], g['id'])),
+                         key=lambda g: g.get('project_id') != project_id)
+        if not matches:
+            raise exception.SecurityGroupNotFound(security_group_id=name)
+        found.append(matches[0])
+    return found
+
+
+class API:
+    """The port operations of one compute host (and of the API's interface calls)."""
+
+    def __init__(self, neutron: neutron_client.Client | None = None) -> None:
+        self._admin = neutron or neutron_client.Client(None, admin=True)
+
+    # -- building the network info --------------------------------------------------
+
+    def network_info_for_ports(self, ports: list[dict[str, Any]], preserve: Iterable[str],
+                               tags: dict[str, str | None] | None = None
+                               ) -> model.NetworkInfo:
+        """The network info of ``ports`` (in their order): one call for their networks,
+        one for their subnets, one for floating IPs."""
+        if not ports:
+            return []
+        network_ids = sorted({p['network_id'] for p in ports})
+        networks = {n['id']: n for n in self._admin.list_networks(id=network_ids)}
+        subnet_ids = sorted({f['subnet_id'] for p in ports for f in p.get('fixed_ips', [])})
+        subnets = {s['id']: s for s in self._admin.list_subnets(id=subnet_ids)} \
+            if subnet_ids else {}
+        floating: dict[str, list[dict[str, Any]]] = {}
+        try:
+            fips = self._admin.list_floatingips(port_id=[p['id'] for p in ports])
+        except neutron_client.NeutronNotFound:
+            fips = []  # no L3 (router) extension: no floating IPs
+        for fip in fips:
+            floating.setdefault(fip.get('fixed_ip_address'), []).append(fip)
+        keep = set(preserve)
+        return [build_vif(p, networks.get(p['network_id'], {'id': p['network_id']}),
+                          subnets, floating, p['id'] in keep, (tags or {}).get(p['id']))
+                for p in ports]
+
+    def get_instance_nw_info(self, context: Any, instance: InstanceLike,
+                             current: model.NetworkInfo | None = None) -> model.NetworkInfo:
+        """The instance's network info as Neutron has it now; flags and tags from
+        ``current`` (the cache) are kept, and the cache's port order."""
+        current = current or []
+        order = {vif['id']: n for n, vif in enumerate(current)}
+        ports = sorted(self._admin.list_ports(device_id=instance.uuid),
+                       key=lambda p: (order.get(p['id'], len(order)), p['id']))
+        return self.network_info_for_ports(
+            ports, [v['id'] for v in current if v.get('preserve_on_delete')],
+            {v['id']: v.get('tag') for v in current})
+
+    # -- allocating ---------------------------------------------------------------------
+
+    def _security_group_ids(self, instance: InstanceLike, names: list[str]) -> list[str] | None:
+        """The ids of the named groups (see ``find_security_groups``); None leaves the
+        choice to Neutron (the project's ``default`` group), as for a lone ``default``."""
+        names = sorted(set(names or []))
+        if not names or names == ['default']:
+            return None
+        return [g['id'] for g in find_security_groups(self._admin, instance.project_id,
+                                                      names)]
+
+    def _bind_body(self, instance: InstanceLike, host: str) -> dict[str, Any]:
+        return {'device_id': instance.uuid, 'binding:host_id': host,
+                'device_owner': 'compute:%s' % (instance.availability_zone or
+                                                CONF.default_availability_zone)}
+
+    def allocate_for_instance(self, context: Any, instance: InstanceLike,
+                              requests: list[NetworkRequest], host: str,
+                              security_groups: list[str] | None = None
+                              ) -> model.NetworkInfo:
+        """Create (or take) and bind the ports of ``requests`` to ``host``; on any
+        failure release what was done and raise.
+
+        :raises PortBindingFailed: Neutron could not bind a port to this host.
+        :raises NeutronConnectionFailed: Neutron could not be reached.
+        """
+        group_ids = self._security_group_ids(instance, security_groups or [])
+        done: list[dict[str, Any]] = []
+        preserve: list[str] = []
+        tags: dict[str, str | None] = {}
+        try:
+            for request in requests:
+                body = self._bind_body(instance, host)
+                if request.get('port_id'):
+                    port = self._admin.update_port(request['port_id'], body)
+                    preserve.append(port['id'])
+                else:
+                    body.update(network_id=request['network_id'],
+                                project_id=instance.project_id)
+                    if request.get('fixed_ip'):
+                        body['fixed_ips'] = [{'ip_address': request['fixed_ip']}]
+                    if group_ids is not None:
+                        body['security_groups'] = group_ids
+                    port = self._admin.create_port(body)
+                done.append(port)
+                tags[port['id']] = request.get('tag')
+                if port.get('binding:vif_type') == model.VIF_TYPE_BINDING_FAILED:
+                    raise exception.PortBindingFailed(port_id=port['id'], host=host)
+            return self.network_info_for_ports(done, preserve, tags)
+        except Exception:
+            self._release(done, preserve)
+            raise
+
+    # -- releasing and moving -----------------------------------------------------------
+
+    def _release(self, ports: list[dict[str, Any]], preserve: Iterable[str]) -> None:
+        """Delete the ports novalite made, unbind the user's; try every one."""
+        keep = set(preserve)
+        failed: Exception | None = None
+        for port in ports:
+            try:
+                if port['id'] in keep:
+                    self._admin.update_port(port['id'], dict(_UNBIND))
+                else:
+                    self._admin.delete_port(port['id'])
+            except neutron_client.NeutronNotFound:
+                pass
+            except Exception as exc:
+                LOG.warning('Could not release port %s: %s', port['id'], exc)
+                failed = exc
+        if failed is not None:
+            raise failed
+
+    def deallocate_for_instance(self, context: Any, instance: InstanceLike,
+                                network_info: model.NetworkInfo | None = None,
+                                preserve: Iterable[str] = ()) -> None:
+        """Release every port of the instance that Neutron knows; ``preserve`` (and the
+        VIFs of ``network_info`` marked so) are the user's, unbound and kept.
+
+        :raises NeutronConnectionFailed: Neutron could not be reached (nothing, or only
+            part, was released; the compute's port audit finishes it later).
+        """
+        keep = set(preserve) | {v['id'] for v in network_info or []
+                                if v.get('preserve_on_delete')}
+        self._release(self._admin.list_ports(device_id=instance.uuid), keep)
+
+    def bind_ports_to_host(self, context: Any, instance: InstanceLike, host: str,
+                           network_info: model.NetworkInfo) -> model.NetworkInfo:
+        """Move the binding of the instance's ports to ``host`` (a resize, migration,
+        evacuation or unshelve); returns the network info as bound there."""
+        ports = [self._admin.update_port(vif['id'], self._bind_body(instance, host))
+                 for vif in network_info]
+        failed = [p['id'] for p in ports
+                  if p.get('binding:vif_type') == model.VIF_TYPE_BINDING_FAILED]
+        if failed:
+            raise exception.PortBindingFailed(port_id=', '.join(failed), host=host)
+        return self.network_info_for_ports(
+            ports, [v['id'] for v in network_info if v.get('preserve_on_delete')],
+            {v['id']: v.get('tag') for v in network_info})
+
+    def unbind_ports(self, context: Any, instance: InstanceLike,
+                     network_info: model.NetworkInfo) -> None:
+        """Clear the host binding of the instance's ports, keeping them the instance's
+        (a shelve offload: no host holds the server)."""
+        for vif in network_info:
+            try:
+                self._admin.update_port(vif['id'], {'binding:host_id': None})
+            except neutron_client.NeutronNotFound:
+                LOG.info('Port %s of %s is gone', vif['id'], instance.uuid)
