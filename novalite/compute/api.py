@@ -36,6 +36,7 @@ from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
 from novalite.db import engine
 from novalite.image import glance
+from novalite.network import requests as net_requests
 from novalite.scheduler.client import report
 from novalite.servicegroup import api as servicegroup_api
 
@@ -159,17 +160,14 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                admin_password: str | None = None, access_ip_v4: str | None = None,
                access_ip_v6: str | None = None, config_drive: Any = None,
                personality: list | None = None, requested_host: str | None = None,
-               requested_hypervisor_hostname: str | None = None) -> tuple[list, str]:
+               requested_hypervisor_hostname: str | None = None,
+               security_groups: list[str] | None = None) -> tuple[list, str]:
         """Accept a boot request; return the (not yet scheduled) instances and the
         reservation id. Nothing is written when a check fails."""
         # Hop times of the checks, logged once the instances (and their uuids) exist.
         received = time.time()
         if flavor.disabled:
             raise exception.FlavorNotFound(flavor_id=flavor.flavorid)
-        if isinstance(requested_networks, list) and requested_networks:
-            raise exception.InvalidInput(
-                reason='Requesting specific networks needs the Neutron client, which '
-                       'novalite does not have yet; use "none" or "auto".')
         image = self._check_image(context, image_href, flavor)
         imaged = time.time()
         key_data = None
@@ -182,6 +180,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             raise exception.QuotaError(message='Quota exceeded for metadata_items: '
                                                'Requested %d, limit %d' % (len(metadata), limit))
         count = self._count_allowed(context, flavor, min_count, max_count)
+        network_requests, count = net_requests.resolve(
+            context, requested_networks, min_count, count, security_groups)
         counted = time.time()
         force_hosts, force_nodes = self._parse_az_host(context, availability_zone)
         if force_hosts or force_nodes:
@@ -211,7 +211,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             spec = objects.RequestSpec.from_components(
                 context, instance.uuid, image_meta, flavor, count,
                 availability_zone=availability_zone, scheduler_hints=scheduler_hints,
-                force_hosts=force_hosts, force_nodes=force_nodes)
+                force_hosts=force_hosts, force_nodes=force_nodes,
+                security_groups=security_groups)
             spec.instance_group = group
             build_request = objects.BuildRequest(
                 context, instance_uuid=instance.uuid, project_id=context.project_id,
@@ -240,7 +241,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         self.compute_task_api.schedule_and_build_instances(
             context, build_requests=build_requests, request_specs=specs, image=image,
             admin_password=admin_password, injected_files=personality or [],
-            requested_networks=requested_networks, block_device_mapping=[], tags=tags)
+            requested_networks=network_requests, block_device_mapping=[], tags=tags)
         utils.hop('api.cast', uuids)
         return instances, reservation_id
 

@@ -14,6 +14,8 @@ from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects, utils
 from novalite.compute import instance_actions, power_state, power_sync, task_states, vm_states
+from novalite.network import client as neutron_client
+from novalite.network import model
 from novalite.objects import instance_fault
 
 LOG = logging.getLogger(__name__)
@@ -87,7 +89,7 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     trip to the conductor.
     """
     utils.hop('compute.locked', instance.uuid)
-    has_ports = mgr.network_api.needs_allocation(req.requested_networks)
+    has_ports = bool(req.requested_networks) and isinstance(req.requested_networks, list)
     instance.vm_state = vm_states.BUILDING
     instance.task_state = task_states.NETWORKING if has_ports else task_states.SPAWNING
     try:
@@ -98,12 +100,17 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
             raise _Deleted() from exc
         raise
     utils.hop('compute.claimed', instance.uuid)
-    network_info: list = []
+    network_info: model.NetworkInfo = []
     if has_ports:
-        network_info = mgr.network_api.allocate_for_instance(context, instance,
-                                                             req.requested_networks)
+        network_info = _allocate_network(mgr, context, instance, req)
+        # The ports and the next state in one write: a delete from now on finds them.
+        instance.info_cache.network_info = network_info
         instance.task_state = task_states.SPAWNING
-        _save(instance, task_states.NETWORKING)
+        try:
+            _save(instance, task_states.NETWORKING)
+        except _Deleted:
+            _release_ports(mgr, context, instance, network_info)
+            raise
     allocations = (mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
                    if mgr.driver.spawn_uses_allocations else {})
     image_meta = objects.ImageMeta.from_dict(req.image) if req.image else None
@@ -121,13 +128,51 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
 
 
+def _allocate_network(mgr: Any, context: Any, instance: Any,
+                      req: BuildRequestArgs) -> model.NetworkInfo:
+    """The instance's ports, bound to this host. A binding this host cannot have is
+    tried on another host; Neutron failing is not (as Nova: "not rescheduling")."""
+    groups = list(getattr(req.request_spec, 'security_groups', None) or []) \
+        if req.request_spec is not None and req.request_spec.obj_attr_is_set(
+            'security_groups') else []
+    try:
+        return mgr.network_api.allocate_for_instance(context, instance,
+                                                     req.requested_networks, mgr.host,
+                                                     security_groups=groups)
+    except exception.PortBindingFailed:
+        raise
+    except (exception.NeutronConnectionFailed, neutron_client.NeutronError,
+            exception.SecurityGroupNotFound) as exc:
+        raise exception.BuildAbortException(
+            instance_uuid=instance.uuid,
+            reason='Failed to allocate the network(s) with Neutron, not rescheduling: %s'
+            % exc.format_message()) from exc
+
+
+def _cached_network_info(instance: Any) -> model.NetworkInfo:
+    return instance.info_cache.network_info if instance.obj_attr_is_set('info_cache') \
+        else []
+
+
+def _release_ports(mgr: Any, context: Any, instance: Any,
+                   network_info: model.NetworkInfo | None = None) -> None:
+    """Release the instance's ports; with Neutron unreachable the port audit of this
+    host (``network.audit``) finishes it later."""
+    if network_info is None:
+        network_info = _cached_network_info(instance)
+    try:
+        mgr.network_api.deallocate_for_instance(context, instance, network_info)
+    except Exception as exc:
+        LOG.warning('Could not release the ports of %s now: %s', instance.uuid, exc)
+
+
 def cleanup(mgr: Any, context: Any, instance: Any, nodename: str) -> None:
     """Remove what a failed or abandoned build left on this host and in Placement."""
     try:
-        mgr.driver.destroy(context, instance)
+        mgr.driver.destroy(context, instance, network_info=_cached_network_info(instance))
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
-    mgr.network_api.deallocate_for_instance(context, instance)
+    _release_ports(mgr, context, instance)
     mgr.rt.abort_instance_claim(context, instance, nodename)
     try:
         mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
@@ -180,8 +225,9 @@ def terminate_instance(mgr: Any, context: Any, instance: Any) -> None:
     """
     notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
                                                notifications.START)
-    mgr.driver.destroy(context, instance)
-    mgr.network_api.deallocate_for_instance(context, instance)
+    mgr.instance_events.clear(instance.uuid)
+    mgr.driver.destroy(context, instance, network_info=_cached_network_info(instance))
+    _release_ports(mgr, context, instance)
     try:
         mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
     except exception.PlacementAPIConnectFailure as exc:

@@ -1,9 +1,15 @@
 """Events other services report about this host's instances (os-server-external-events).
 
-``power-update`` (a bare-metal node changed power on its own) is answered by reading
-the guest's power state again and syncing the instance with it. The network and
-volume events have nothing waiting for them yet (no Neutron or Cinder client): they
-are logged.
+- ``power-update`` (a bare-metal node changed power on its own): the guest's power
+  state is read again and the instance synced with it.
+- ``network-changed`` (Neutron changed a port: an address, a binding, a floating IP):
+  the instance's network info cache is refreshed from Neutron. Not while the instance
+  is being built or moved: the flow that changes the ports writes the cache itself
+  (Neutron sends this event for the binding the build itself made).
+- ``network-vif-deleted`` (a port of the server was deleted in Neutron): its VIF leaves
+  the cache.
+- ``network-vif-plugged``/``-unplugged`` that nothing waits for (the second of
+  Neutron's two, or one for a server not being built): nothing to do.
 """
 from __future__ import annotations
 
@@ -11,16 +17,63 @@ from typing import Any
 
 from oslo_log import log as logging
 
-from novalite.compute import power_sync
+from novalite.compute import power_sync, vm_states
+from novalite.network import model
 
 LOG = logging.getLogger(__name__)
+
+_NETWORK = ('network-changed', 'network-vif-deleted')
+
+
+def needs_work(instance: Any, event: dict) -> bool:
+    """Whether an event (no waiter took it) needs a handler under the instance lock."""
+    if event['name'] == 'network-changed':
+        return instance.vm_state != vm_states.BUILDING and instance.task_state is None
+    if event['name'] in _NETWORK or event['name'] == 'power-update':
+        return True
+    LOG.debug('Event %s:%s (%s) for instance %s: nothing waits for it', event['name'],
+              event.get('tag'), event.get('status'), instance.uuid)
+    return False
 
 
 def handle_event(mgr: Any, context: Any, instance: Any, event: dict) -> None:
     """Act on one event of ``instance`` (called with the instance lock held)."""
-    if event['name'] == 'power-update':
+    name = event['name']
+    if name == 'power-update':
         power_sync.handle_lifecycle_event(mgr, context, instance.uuid,
                                           'power-update %s' % event.get('tag'))
         return
-    LOG.info('Received event %s:%s (%s) for instance %s', event['name'], event.get('tag'),
+    if name == 'network-changed':
+        _refresh_network_info(mgr, context, instance)
+        return
+    if name == 'network-vif-deleted':
+        _forget_vif(mgr, context, instance, event.get('tag'))
+        return
+    LOG.info('Received event %s:%s (%s) for instance %s', name, event.get('tag'),
              event.get('status'), instance.uuid)
+
+
+def _refresh_network_info(mgr: Any, context: Any, instance: Any) -> None:
+    current = instance.info_cache.network_info
+    fresh = mgr.network_api.get_instance_nw_info(context, instance, current)
+    if fresh != current:
+        instance.info_cache.network_info = fresh
+        instance.info_cache.save()
+        LOG.info('Network info of %s refreshed (%d ports)', instance.uuid, len(fresh))
+
+
+def _forget_vif(mgr: Any, context: Any, instance: Any, port_id: str | None) -> None:
+    current = instance.info_cache.network_info
+    vif = model.find(current, port_id) if port_id else None
+    if vif is None:
+        return
+    try:
+        mgr.driver.detach_interface(context, instance, vif)
+    except NotImplementedError:
+        pass
+    except Exception as exc:
+        LOG.warning('Could not detach the VIF of deleted port %s from %s: %s', port_id,
+                    instance.uuid, exc)
+    instance.info_cache.network_info = [v for v in current if v['id'] != port_id]
+    instance.info_cache.save()
+    LOG.info('Port %s of %s was deleted in Neutron', port_id, instance.uuid)

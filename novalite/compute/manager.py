@@ -22,6 +22,7 @@ from novalite.compute import (
     external_events,
     guest_audit,
     inplace,
+    instance_events,
     power,
     power_sync,
     rebuild,
@@ -52,10 +53,14 @@ class ComputeManager(manager.Manager):
                  reportclient: Any = None, compute_task_api: Any = None,
                  network_api_: Any = None) -> None:
         super().__init__(host=host, service_name='compute')
-        self.driver = driver or virt_driver.load_compute_driver()
+        self.instance_events = instance_events.InstanceEvents()
+        virtapi = instance_events.ComputeVirtAPI(self.instance_events)
+        self.driver = driver or virt_driver.load_compute_driver(virtapi)
+        if getattr(self.driver, 'virtapi', None) is None:
+            self.driver.virtapi = virtapi
         self.reportclient = reportclient or report.SchedulerReportClient()
         self.compute_task_api = compute_task_api or conductor_api.ComputeTaskAPI()
-        self.network_api = network_api_ or network_api.API()
+        self.network_api: network_api.NetworkAPI = network_api_ or network_api.API()
         self.rt = resource_tracker.ResourceTracker(self.host, self.driver, self.reportclient)
         self._instance_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
         self._locks_lock = threading.Lock()
@@ -175,7 +180,8 @@ class ComputeManager(manager.Manager):
         return self.driver.get_host_uptime()
 
     def external_instance_event(self, context: Any, instances: list, events: list) -> None:
-        """Handle each event off the RPC worker, under its instance's lock."""
+        """Wake what waits for an event at once (a build waiting for its VIFs holds the
+        instance lock); handle the rest off the RPC worker, under the instance's lock."""
         by_uuid = {instance.uuid: instance for instance in instances}
         for event in events:
             instance = by_uuid.get(event['server_uuid'])
@@ -183,7 +189,12 @@ class ComputeManager(manager.Manager):
                 LOG.warning('Event %s for instance %s, which was not sent along',
                             event['name'], event['server_uuid'])
                 continue
-            utils.spawn(self._locked, external_events.handle_event, context, instance, event)
+            if self.instance_events.pop(instance.uuid, event['name'], event.get('tag'),
+                                        event.get('status') or 'completed'):
+                continue
+            if external_events.needs_work(instance, event):
+                utils.spawn(self._locked, external_events.handle_event, context, instance,
+                            event)
 
     def _locked(self, flow: Any, context: Any, instance: Any, *args: Any) -> None:
         """Run a power flow under the instance lock, off the RPC worker (a clean

@@ -86,8 +86,10 @@ def offload(mgr: Any, context: Any, instance: Any, clean_shutdown: bool) -> None
     """Destroy the guest and its disks, leave the host, free the allocation."""
     if mgr.driver.instance_exists(instance):
         _power_off(mgr, instance, clean_shutdown)
-    mgr.driver.destroy(context, instance)
-    mgr.network_api.deallocate_for_instance(context, instance)
+    network_info = instance.info_cache.network_info
+    mgr.driver.destroy(context, instance, network_info=network_info)
+    # The ports stay the server's, bound to no host, until it is unshelved.
+    mgr.network_api.unbind_ports(context, instance, network_info)
     mgr.rt.free_instance(context, instance)
     instance.power_state = power_state.NOSTATE
     instance.host = None
@@ -152,7 +154,9 @@ def _spawn(mgr: Any, context: Any, instance: Any, image: dict, node: str) -> Non
     try:
         mgr.rt.instance_claim(context, instance, node)
         allocations = mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
-        network_info = mgr.network_api.allocate_for_instance(context, instance, None)
+        network_info = mgr.network_api.bind_ports_to_host(
+            context, instance, mgr.host, instance.info_cache.network_info)
+        instance.info_cache.network_info = network_info
         image_meta = objects.ImageMeta.from_dict(image) if image else None
         mgr.driver.spawn(context, instance, image_meta, [], None, allocations,
                          network_info=network_info)

@@ -18,6 +18,7 @@ from novalite.policies import (
     flavors,
     hypervisors,
     instance_actions,
+    ips,
     keypairs,
     limits,
     lock_server,
@@ -57,4 +58,4 @@ def list_rules() -> list[policy.RuleDefault]:
         rescue.list_rules(), admin_actions.list_rules(), admin_password.list_rules(),
         deferred_delete.list_rules(), trigger_crash_dump.list_rules(),
         server_images.list_rules(), create_backup.list_rules(), shelve.list_rules(),
-        migrate_server.list_rules()))
+        migrate_server.list_rules(), ips.list_rules()))

@@ -241,6 +241,21 @@ class ComputeDriver:
             reason='the %s driver cannot live-migrate instances' % type(self).__name__)
 
 
+    # -- network interfaces ---------------------------------------------------------------
+
+    def attach_interface(self, context: Any, instance: Any, image_meta: Any,
+                         vif: dict) -> None:
+        """Plug ``vif`` (a VIF of ``novalite.network.model``) into the running guest.
+
+        :raises NotImplementedError: the driver cannot (the fake driver has no NICs to
+            change: the port is all there is).
+        """
+        raise NotImplementedError()
+
+    def detach_interface(self, context: Any, instance: Any, vif: dict) -> None:
+        """Remove ``vif`` from the guest and unplug it."""
+        raise NotImplementedError()
+
     # -- in-place actions (rescue, password, crash dump, soft delete) --------------------
 
     def rescue(self, context: Any, instance: Any, network_info: Any, image_meta: Any,

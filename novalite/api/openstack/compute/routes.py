@@ -22,6 +22,7 @@ from novalite.api.openstack.compute import (
     flavors_extraspecs,
     hypervisors,
     instance_actions,
+    ips,
     keypairs,
     limits,
     migrations,
@@ -97,6 +98,8 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/servers/{server_id}/metadata/{id}', {'GET': ('server_metadata', 'show'),
                                             'PUT': ('server_metadata', 'update'),
                                             'DELETE': ('server_metadata', 'delete')}),
+    ('/servers/{server_id}/ips', {'GET': ('ips', 'index')}),
+    ('/servers/{server_id}/ips/{id}', {'GET': ('ips', 'show')}),
     ('/servers/{server_id}/migrations', {'GET': ('server_migrations', 'index')}),
     ('/servers/{server_id}/migrations/{id}', {'GET': ('server_migrations', 'show')}),
     ('/servers/{server_id}/os-instance-actions', {'GET': ('instance_actions', 'index')}),
@@ -160,6 +163,7 @@ class APIRouterV21:
                  'server_actions': server_actions.ServerActionsController(),
                  'server_metadata': server_metadata.ServerMetadataController(),
                  'server_tags': server_tags.ServerTagsController(),
+                 'ips': ips.IPsController(),
                  'instance_actions': instance_actions.InstanceActionsController(),
                  'services': services.ServiceController()}
         built.update(_quota_zone_host_controllers())

@@ -119,8 +119,11 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
 
     @wsgi.response(202)
     @validation.schema(schema.create, '2.1', '2.18')
-    @validation.schema(schema.create_v219, '2.19', '2.36')
-    @validation.schema(schema.create_v237, '2.37', '2.51')
+    @validation.schema(schema.create_v219, '2.19', '2.31')
+    @validation.schema(schema.create_v232, '2.32', '2.32')
+    @validation.schema(schema.create_v219, '2.33', '2.36')
+    @validation.schema(schema.create_v237, '2.37', '2.41')
+    @validation.schema(schema.create_v242, '2.42', '2.51')
     @validation.schema(schema.create_v252, '2.52', '2.56')
     @validation.schema(schema.create_v257, '2.57', '2.62')
     @validation.schema(schema.create_v263, '2.63', '2.73')
@@ -139,7 +142,6 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
         image_href = common.get_id_from_href(server['imageRef']) \
             if server.get('imageRef') else None
         image_href = _boot_image(image_href, server.get('block_device_mapping_v2') or [])
-        _check_security_groups(server.get('security_groups') or [])
         admin_password = server.get('adminPass') or _generate_password()
         if server.get('trusted_image_certificates'):
             raise webob.exc.HTTPBadRequest(explanation=(
@@ -167,7 +169,9 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
                 access_ip_v6=server.get('accessIPv6'),
                 config_drive=(strutils.bool_from_string(config_drive, strict=True)
                               if config_drive is not None else None),
-                personality=server.get('personality'), **requested)
+                personality=server.get('personality'),
+                security_groups=[g['name'] for g in server.get('security_groups') or []],
+                **requested)
         except exception.FlavorNotFound as exc:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         except exception.ImageNotFound as exc:
@@ -175,6 +179,10 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
                 explanation='Can not find requested image') from exc
         except exception.KeypairNotFound as exc:
             raise webob.exc.HTTPBadRequest(explanation='Invalid key_name provided.') from exc
+        except (exception.NetworkNotFound, exception.PortNotFound,
+                exception.SecurityGroupNotFound, exception.FixedIpAlreadyInUse) as exc:
+            # Not found in a create's body: the body is wrong (400), as in Nova.
+            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         if strutils.bool_from_string(server.get('return_reservation_id', False), strict=True):
             return wsgi.ResponseObject({'reservation_id': reservation_id})
         view = self._view_builder.create(req, instances[0], admin_password)
@@ -237,14 +245,6 @@ def _boot_image(image_href: str | None, bdms: list[dict]) -> str | None:
                 % (image_href, image_id)))
         image_href = image_id
     return image_href
-
-
-def _check_security_groups(groups: list[dict]) -> None:
-    names = {g['name'] for g in groups}
-    if names - {'default'}:
-        raise webob.exc.HTTPBadRequest(explanation=(
-            'Security groups need the Neutron client, which novalite does not have yet; '
-            'only "default" is accepted.'))
 
 
 def _requested_destination(context: Any, server: dict) -> dict:

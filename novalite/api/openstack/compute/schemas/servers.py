@@ -12,6 +12,8 @@ _network = {
     },
     'additionalProperties': False,
 }
+# Device tags on networks: 2.32, then lost in 2.33-2.41 and back from 2.42 (as Nova).
+_tagged_network = {**_network, 'properties': {**_network['properties'], 'tag': pt.tag}}
 
 _personality = {
     'type': 'array',
@@ -114,12 +116,20 @@ create = {
 
 create_v219 = pt.extended(create, 'server', add={'description': pt.description})
 
+create_v232 = pt.extended(create_v219, 'server', add={
+    'networks': {'type': 'array', 'items': _tagged_network}})
+
 create_v237 = pt.extended(create_v219, 'server', add={'networks': {'oneOf': [
     {'type': 'array', 'items': _network},
     {'type': 'string', 'enum': ['none', 'auto']},
 ]}}, required=('networks',))
 
-create_v252 = pt.extended(create_v237, 'server', add={'tags': pt.tags})
+create_v242 = pt.extended(create_v237, 'server', add={'networks': {'oneOf': [
+    {'type': 'array', 'items': _tagged_network},
+    {'type': 'string', 'enum': ['none', 'auto']},
+]}})
+
+create_v252 = pt.extended(create_v242, 'server', add={'tags': pt.tags})
 
 create_v257 = pt.extended(create_v252, 'server', remove=('personality',))
 

@@ -7,6 +7,7 @@ from typing import Any
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 from novalite.api.openstack.compute.views import server_fields
+from novalite.network import model
 from novalite.policies import flavors as fl_policies
 from novalite.policies import servers as srv_policies
 
@@ -32,6 +33,12 @@ def _field(instance: Any, name: str, default: Any = None) -> Any:
     """
     value = getattr(instance, '_obj_' + name, None)
     return default if value is None else value
+
+
+def _addresses(instance: Any) -> dict[str, list[dict[str, Any]]]:
+    """By network label, from the network info cache (none yet while building)."""
+    cache = _field(instance, 'info_cache')
+    return model.addresses(cache.network_info) if cache is not None else {}
 
 
 def host_id(project_id: str | None, host: str | None) -> str:
@@ -81,7 +88,7 @@ class ViewBuilder(common.ViewBuilder):
             'flavor': self._flavor(req, instance, extend['extra_specs']),
             'created': common.isotime(f('created_at')),
             'updated': common.isotime(f('updated_at') or f('created_at')),
-            'addresses': {},
+            'addresses': _addresses(instance),
             'accessIPv4': str(f('access_ip_v4', '')),
             'accessIPv6': str(f('access_ip_v6', '')),
             'links': self._get_links(req, instance.uuid),
