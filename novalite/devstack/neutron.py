@@ -71,8 +71,12 @@ class NeutronEnvironment:
     :param nova_url: the novalite API's root URL, where Neutron posts its events
     :param name: names the database (``<name>_neutron``) and, hashed, the namespaces
         and devices (``short_prefix``)
+    :param venv: Neutron's virtualenv (``default_venv()``)
     :param on_record: called with a copy of the ``NetworkRecord`` each time it grows
         (the stack puts it in ``stack.json``)
+    :param port: the API's port on 127.0.0.1 (a free one)
+    :param service_plugins: Neutron's ``service_plugins`` (L3 on OVN and the
+        auto-allocated topology)
     """
 
     def __init__(self, state_dir: str, hosts: Sequence[str], nova_url: str, name: str,

@@ -110,7 +110,9 @@ def new_record(state_dir: str, prefix: str) -> NetworkRecord:
 class Chassis:
     """One compute host's switch: where its daemons keep their sockets, and its namespace.
 
+    :param index: its place in the environment's hosts (0: the root namespace's)
     :param netns: the host's network namespace; ``None`` for the root namespace
+    :param rundir: its OVS database, sockets and pid files (``OVS_RUNDIR``)
     """
 
     host: str
@@ -142,8 +144,7 @@ class Chassis:
                      % timeout, *args], env=self.env(), timeout=timeout + 5)
 
     def appctl(self, target: str, *args: str, timeout: float = 10.0) -> str:
-        return _run(['ovs-appctl', '-t', target, *args],
-                    env=self.env(), timeout=timeout)
+        return _run(['ovs-appctl', '-t', target, *args], env=self.env(), timeout=timeout)
 
 
 class OvnEnvironment:
