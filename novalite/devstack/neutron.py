@@ -146,9 +146,10 @@ class NeutronEnvironment:
 
     def check(self) -> None:
         """Fail before anything is made: not root, no Open vSwitch or OVN, no Neutron
-        virtualenv, or another environment's devices in the root namespace.
+        virtualenv, or another environment running or left behind. Once it passed this
+        process holds the machine's claim (``ovn.OvnEnvironment.claim``) until ``stop()``.
 
-        :raises ovn.LeftoverError: the devices of another environment are there
+        :raises ovn.LeftoverError: another environment runs, or left its devices
         :raises RuntimeError: anything else missing
         """
         if os.geteuid() != 0:
@@ -158,7 +159,7 @@ class NeutronEnvironment:
                 raise RuntimeError('%s not found: run tools/setup.sh (it installs Open '
                                    'vSwitch and OVN)' % tool)
         self._bin('gunicorn')
-        ovn.check_free()
+        self.ovn.claim()
 
     def start(self, timeout: float = 120.0) -> str:
         """Start everything; returns the API's URL once every chassis is an agent alive.
@@ -322,6 +323,7 @@ class NeutronEnvironment:
         self.ovn.delete_bridges()
         api.join()
         errors = teardown(self.record)
+        self.ovn.release()
         self.timings['stop'] = time.monotonic() - started
         return errors
 

@@ -20,6 +20,7 @@ import glob
 import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -35,6 +36,9 @@ ROOT_DEVICES = ('br-int', 'ovs-netdev')
 INTEGRATION_BRIDGE = 'br-int'
 TOOLS = ('ip', 'ovsdb-tool', 'ovsdb-server', 'ovs-vswitchd', 'ovs-vsctl', 'ovs-appctl',
          'ovn-nbctl', 'ovn-sbctl', 'ovn-northd', 'ovn-controller', 'ovn-appctl')
+# Held (bound) by the process running an environment: two starting at once cannot both
+# pass the device check. An abstract socket: no file, and gone with its process.
+CLAIM = '\0novalite-ovs-ovn-environment'
 # The geneve underlay: host i has UNDERLAY % (i + 1) on its underlay bridge.
 UNDERLAY = '172.31.0.%d'
 UNDERLAY_PREFIX = 24
@@ -170,6 +174,7 @@ class OvnEnvironment:
                                       os.path.join(self.dir, host))
                         for i, host in enumerate(hosts)}
         self.hosts = tuple(hosts)
+        self._claim: socket.socket | None = None
 
     @property
     def nb_connection(self) -> str:
@@ -181,9 +186,33 @@ class OvnEnvironment:
 
     # -- start ---------------------------------------------------------------------------
 
+    def claim(self) -> None:
+        """Make this process the machine's one environment (until ``release()``).
+
+        :raises LeftoverError: another process claimed it, or another environment's
+            devices are there
+        """
+        if self._claim is None:
+            claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                claim.bind(CLAIM)
+            except OSError:
+                claim.close()
+                raise LeftoverError(
+                    'another OVS/OVN environment runs (or is starting) on this machine, and '
+                    'only one can run at a time: its process holds the abstract socket @%s '
+                    '(ss -xlp | grep %s names it)' % (CLAIM[1:], CLAIM[1:])) from None
+            self._claim = claim
+        check_free()
+
+    def release(self) -> None:
+        if self._claim is not None:
+            self._claim.close()
+            self._claim = None
+
     def start(self) -> None:
         """Start central, every chassis and the underlay (well under a second each)."""
-        check_free()
+        self.claim()
         for path in (self.central_dir, self.log_dir,
                      *(c.rundir for c in self.chassis.values())):
             os.makedirs(path, exist_ok=True)

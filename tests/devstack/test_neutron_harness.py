@@ -14,6 +14,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -270,10 +271,18 @@ def test_every_chassis_is_an_agent(env: neutron.NeutronEnvironment) -> None:
     assert env.chassis('hostB').ovsdb_connection.startswith('unix:/')
 
 
-def test_a_second_environment_is_refused_while_one_runs(env: neutron.NeutronEnvironment
-                                                        ) -> None:
+def test_a_second_environment_is_refused_while_one_runs(
+        env: neutron.NeutronEnvironment, tmp_path: Any) -> None:
     with pytest.raises(ovn.LeftoverError, match='ip link del br-int'):
         ovn.check_free()
+    # Refused before any device check: two starting at once cannot both pass it.
+    second = neutron.NeutronEnvironment(str(tmp_path), HOSTS, 'http://127.0.0.1:9', 'x')
+    with pytest.raises(ovn.LeftoverError, match='another OVS/OVN environment runs'):
+        second.check()
+    code = ('from novalite.devstack import ovn; ovn.OvnEnvironment("/x", ["h"], "p", '
+            'ovn.Ledger(ovn.new_record("/x", "p"))).claim()')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
+    assert 'LeftoverError: another OVS/OVN environment runs' in result.stderr
 
 
 def test_the_auto_allocated_topology_extension_is_loaded(
