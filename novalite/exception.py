@@ -275,6 +275,71 @@ class SecurityGroupNotFound(NotFound):
     msg_fmt = 'Security group %(security_group_id)s not found.'
 
 
+class SecurityGroupNotFoundForRule(SecurityGroupNotFound):
+    msg_fmt = 'Security group with rule %(rule_id)s not found.'
+
+
+class SecurityGroupCannotBeApplied(Invalid):
+    msg_fmt = ('Network requires port_security_enabled and subnet associated in order to '
+               'apply security groups.')
+
+
+class SecurityGroupLimitExceeded(QuotaError):
+    msg_fmt = 'Maximum number of security groups or rules exceeded'
+
+
+class NoUniqueMatch(Conflict):
+    msg_fmt = 'No Unique Match Found.'
+
+
+class InvalidCidr(Invalid):
+    msg_fmt = '%(cidr)s is not a valid IP network.'
+
+
+class InvalidIpProtocol(Invalid):
+    msg_fmt = 'Invalid IP protocol %(protocol)s.'
+
+
+class InvalidPortRange(Invalid):
+    msg_fmt = 'Invalid port range %(from_port)s:%(to_port)s. %(msg)s'
+
+
+class FloatingIpNotFound(NotFound):
+    msg_fmt = 'Floating IP not found for ID %(id)s.'
+
+
+class FloatingIpNotFoundForAddress(FloatingIpNotFound):
+    msg_fmt = 'Floating IP not found for address %(address)s.'
+
+
+class FloatingIpMultipleFoundForAddress(Conflict):
+    msg_fmt = 'Multiple floating IPs are found for address %(address)s.'
+
+
+class FloatingIpPoolNotFound(NotFound):
+    msg_fmt = 'Floating IP pool not found.'
+
+
+class NoMoreFloatingIps(FloatingIpNotFound):
+    msg_fmt = 'Zero floating IPs available.'
+
+
+class FloatingIpLimitExceeded(QuotaError):
+    msg_fmt = 'Maximum number of floating IPs exceeded'
+
+
+class FloatingIpBadRequest(Invalid):
+    msg_fmt = 'Bad floating IP request: %(reason)s'
+
+
+class FloatingIpAssociateFailed(Invalid):
+    msg_fmt = 'Floating IP %(address)s association has failed.'
+
+
+class FixedIpNotFoundForAddress(NotFound):
+    msg_fmt = 'Fixed IP not found for address %(address)s.'
+
+
 class PortInUse(Conflict):
     msg_fmt = 'Port %(port_id)s is still in use.'
 
