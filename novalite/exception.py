@@ -390,6 +390,36 @@ class NetworkAllocationFailed(NovaliteException):
     msg_fmt = 'Failed to allocate the network(s): %(reason)s'
 
 
+class InterfaceAttachFailed(NovaliteException):
+    msg_fmt = 'Failed to attach network adapter device to %(instance_uuid)s'
+    safe = True
+
+
+class InterfaceAttachFailedNoNetwork(Invalid):
+    msg_fmt = ("No specific network was requested and none are available for project "
+               "'%(project_id)s'.")
+
+
+class InterfaceDetachFailed(Invalid):
+    msg_fmt = 'Failed to detach network adapter device from %(instance_uuid)s'
+
+
+class AttachInterfaceNotSupported(Invalid):
+    msg_fmt = 'Attaching interfaces is not supported for instance %(instance_uuid)s.'
+
+
+class NetworkInterfaceTaggedAttachNotSupported(Invalid):
+    msg_fmt = 'Tagged network interface attach is not supported by this compute service.'
+
+
+class NetworkNotFoundForInstance(NetworkNotFound):
+    msg_fmt = 'Network could not be found for instance %(instance_id)s.'
+
+
+class FixedIpNotFoundForInstance(Invalid):
+    msg_fmt = "Instance %(instance_uuid)s does not have fixed IP '%(ip)s'."
+
+
 class ImageServiceError(NovaliteException):
     msg_fmt = 'The image service failed: %(reason)s'
     code = 503
