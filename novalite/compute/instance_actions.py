@@ -29,6 +29,10 @@ CHANGE_PASSWORD = 'changePassword'
 TRIGGER_CRASH_DUMP = 'trigger_crash_dump'
 RESET_STATE = 'resetState'
 RESTORE = 'restore'
+ATTACH_INTERFACE = 'attach_interface'
+DETACH_INTERFACE = 'detach_interface'
+ADD_FIXED_IP = 'add_fixed_ip'
+REMOVE_FIXED_IP = 'remove_fixed_ip'
 
 # The compute's event of a build: the conductor starts it when it hands the build to a
 # host (conductor/tasks/build.py), the host finishes it (compute/build.py).
