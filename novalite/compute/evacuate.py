@@ -15,7 +15,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import exception, objects
-from novalite.compute import task_states, vm_states
+from novalite.compute import ports, task_states, vm_states
 from novalite.compute.operation import operation
 
 LOG = logging.getLogger(__name__)
@@ -38,8 +38,9 @@ def rebuild_evacuated(mgr: Any, context: Any, instance: Any, node: str, migratio
             allocations = mgr.reportclient.get_allocations_for_consumer(context,
                                                                         instance.uuid)
             image_meta = objects.ImageMeta.from_dict(image) if image else None
+            network_info = ports.move_ports(mgr, context, instance, mgr.host)
             mgr.driver.spawn(context, instance, image_meta, [], admin_password,
-                             allocations)
+                             allocations, network_info=network_info)
             if stopped:
                 mgr.driver.power_off(instance)
             migration.status = 'done'

@@ -17,19 +17,20 @@ from typing import Any
 
 from oslo_log import log as logging
 
-from novalite.compute import power_sync, vm_states
+from novalite.compute import power_sync, task_states, vm_states
 from novalite.network import model
 
 LOG = logging.getLogger(__name__)
-
-_NETWORK = ('network-changed', 'network-vif-deleted')
 
 
 def needs_work(instance: Any, event: dict) -> bool:
     """Whether an event (no waiter took it) needs a handler under the instance lock."""
     if event['name'] == 'network-changed':
         return instance.vm_state != vm_states.BUILDING and instance.task_state is None
-    if event['name'] in _NETWORK or event['name'] == 'power-update':
+    if event['name'] == 'network-vif-deleted':
+        # The server's own delete deletes its ports: nothing to detach.
+        return instance.task_state != task_states.DELETING
+    if event['name'] == 'power-update':
         return True
     LOG.debug('Event %s:%s (%s) for instance %s: nothing waits for it', event['name'],
               event.get('tag'), event.get('status'), instance.uuid)

@@ -23,6 +23,7 @@ from novalite.compute import (
     guest_audit,
     inplace,
     instance_events,
+    port_audit,
     power,
     power_sync,
     rebuild,
@@ -70,6 +71,7 @@ class ComputeManager(manager.Manager):
         if CONF.update_resources_interval:
             self.set_spacing('update_available_resource', CONF.update_resources_interval)
         self.set_spacing('sync_power_states', CONF.compute.sync_power_state_interval)
+        self.set_spacing('_audit_ports', CONF.neutron.port_audit_interval)
 
     def instance_lock(self, instance_uuid: str) -> threading.Lock:
         """The lock that serialises all work on one instance on this host."""
@@ -105,6 +107,17 @@ class ComputeManager(manager.Manager):
         build is working on (the build message, or the work, was lost)."""
         if CONF.compute.build_timeout:
             build.fail_stale_builds(self, context, CONF.compute.build_timeout)
+
+    @periodic_task.periodic_task(spacing=CONF.neutron.port_audit_interval,
+                                 run_immediately=False)
+    def _audit_ports(self, context: Any) -> None:
+        """Release the ports left bound to this host by deletes and failed builds that
+        could not reach Neutron."""
+        if CONF.neutron.port_audit_interval > 0:
+            try:
+                port_audit.audit_ports(self, context)
+            except Exception as exc:
+                LOG.warning('Port audit failed: %s', exc)
 
     @periodic_task.periodic_task(spacing=600, run_immediately=False)
     def sync_power_states(self, context: Any) -> None:

@@ -20,8 +20,8 @@ from typing import Any
 from oslo_log import log as logging
 
 from novalite import exception, notifications
+from novalite.compute import ports, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
-from novalite.compute import task_states, vm_states
 from novalite.compute.operation import operation
 from novalite.conf import CONF
 
@@ -139,7 +139,8 @@ def resize_instance(mgr: Any, context: Any, instance: Any, migration: Any, flavo
 def _restore_source_guest(mgr: Any, context: Any, instance: Any, migration: Any,
                           old_vm_state: str) -> None:
     try:
-        mgr.driver.finish_revert_migration(context, instance, None, migration,
+        mgr.driver.finish_revert_migration(context, instance,
+                                           instance.info_cache.network_info, migration,
                                            power_on=old_vm_state != vm_states.STOPPED)
     except Exception:
         LOG.exception('Could not restore the guest of %s on %s', instance.uuid, mgr.host)
@@ -160,8 +161,9 @@ def finish_resize(mgr: Any, context: Any, instance: Any, migration: Any,
             instance.save(expected_task_state=task_states.RESIZE_MIGRATED)
             allocations = mgr.reportclient.get_allocations_for_consumer(context,
                                                                         instance.uuid)
+            network_info = ports.move_ports(mgr, context, instance, mgr.host)
             mgr.driver.finish_migration(
-                context, migration, instance, disk_info, None, None,
+                context, migration, instance, disk_info, network_info, None,
                 resize_instance=old.id != new.id, allocations=allocations,
                 power_on=old_vm_state != vm_states.STOPPED)
             _save_migration(migration, 'finished')
@@ -241,7 +243,8 @@ def finish_revert_resize(mgr: Any, context: Any, instance: Any, migration: Any) 
         instance.save(expected_task_state=task_states.RESIZE_REVERTING)
         mgr.reportclient.move_allocations(context, migration.uuid, instance.uuid,
                                           target_type='INSTANCE')
-        mgr.driver.finish_revert_migration(context, instance, None, migration,
+        network_info = ports.move_ports(mgr, context, instance, mgr.host)
+        mgr.driver.finish_revert_migration(context, instance, network_info, migration,
                                            power_on=old_vm_state != vm_states.STOPPED)
         instance.power_state = mgr.driver.get_info(instance).state
         instance.vm_state = old_vm_state

@@ -20,6 +20,11 @@ opts = [
     cfg.IntOpt('http_retries', default=3, min=0,
                help='Retries of a Neutron request that failed to connect (each waits '
                     'longer than the last).'),
+    cfg.IntOpt('port_audit_interval', default=300,
+               help='Seconds between two runs of the compute host\'s port audit, which '
+                    'releases the ports still bound to the host for servers deleted '
+                    '(or failed to build) while Neutron could not be reached. 0 or a '
+                    'negative value turns the audit off.'),
     cfg.StrOpt('ovs_bridge', default='br-int',
                help='The integration bridge VIFs are plugged into when Neutron does not '
                     'name one in the port binding.'),

@@ -23,9 +23,9 @@ from novalite.network.requests import NetworkRequest
 
 LOG = logging.getLogger(__name__)
 
-# Unbinding a port the user keeps clears what made it this server's.
-_UNBIND = {'device_id': '', 'device_owner': '', 'binding:host_id': None,
-           'binding:profile': {}}
+# Unbinding a port the user keeps clears what made it this server's. (Its
+# binding:profile is left alone: Neutron lets only its service role write it.)
+_UNBIND = {'device_id': '', 'device_owner': '', 'binding:host_id': None}
 
 
 class InstanceLike(Protocol):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from novalite import exception
+from novalite.conf import CONF
 from novalite.network import client as neutron_client
 
 
@@ -27,11 +28,14 @@ def parse(networks: list[dict[str, Any]]) -> list[NetworkRequest]:
                            fixed_ip=n.get('fixed_ip'), tag=n.get('tag')) for n in networks]
 
 
-def _available_networks(neutron: neutron_client.Client, project_id: str | None,
-                        ids: list[str] | None = None) -> list[dict[str, Any]]:
-    """The project's own networks and the shared ones (by ``ids`` when given)."""
-    if ids:
-        return neutron.list_networks(id=ids)
+def _available_networks(neutron: neutron_client.Client,
+                        project_id: str | None) -> list[dict[str, Any]]:
+    """The project's own networks and the shared ones. A keystone-less Neutron owns
+    every network itself (its noauth knows no projects): there, every network that is
+    not external."""
+    if not CONF.neutron.auth_type:
+        return [n for n in neutron.list_networks()
+                if n.get('shared') or not n.get('router:external')]
     nets = neutron.list_networks(project_id=project_id, shared=False) if project_id else []
     return nets + neutron.list_networks(shared=True)
 
