@@ -57,6 +57,8 @@ class ComputeDriver:
         'supports_pause': False,
         'supports_suspend': False,
         'supports_console_output': False,
+        'supports_attach_interface': False,
+        'supports_tagged_attach_interface': False,
     }
     # Whether spawn reads the instance's Placement allocations (devices such as vGPUs
     # are picked from them). A driver that does not saves the build a Placement GET.
@@ -245,15 +247,23 @@ class ComputeDriver:
 
     def attach_interface(self, context: Any, instance: Any, image_meta: Any,
                          vif: dict) -> None:
-        """Plug ``vif`` (a VIF of ``novalite.network.model``) into the running guest.
+        """Plug ``vif`` (a VIF of ``novalite.network.model``, its port already bound to
+        this host) and add its NIC to the guest: live when the guest runs, and to its
+        definition either way. Drivers that can say so in ``capabilities``
+        (``supports_attach_interface``).
 
-        :raises NotImplementedError: the driver cannot (the fake driver has no NICs to
-            change: the port is all there is).
+        :raises NotImplementedError: the driver cannot.
+        :raises NovaliteException: the NIC could not be added (nothing is left plugged).
         """
         raise NotImplementedError()
 
     def detach_interface(self, context: Any, instance: Any, vif: dict) -> None:
-        """Remove ``vif`` from the guest and unplug it."""
+        """Remove the NIC of ``vif`` from the guest (live and from its definition) and
+        unplug it; a NIC the guest no longer has is not an error.
+
+        :raises NotImplementedError: the driver cannot.
+        :raises NovaliteException: the NIC could not be removed.
+        """
         raise NotImplementedError()
 
     # -- in-place actions (rescue, password, crash dump, soft delete) --------------------

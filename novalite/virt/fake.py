@@ -25,7 +25,8 @@ class FakeDriver(driver.ComputeDriver):
 
     capabilities = dict(driver.ComputeDriver.capabilities, supports_reboot=True,
                         supports_pause=True, supports_suspend=True,
-                        supports_console_output=True)
+                        supports_console_output=True, supports_attach_interface=True,
+                        supports_tagged_attach_interface=True)
 
     def __init__(self, virtapi: Any = None) -> None:
         super().__init__(virtapi)
@@ -77,7 +78,8 @@ class FakeDriver(driver.ComputeDriver):
             self._instances[instance.uuid] = {
                 'state': power_state.RUNNING, 'vcpus': flavor.vcpus,
                 'memory_mb': flavor.memory_mb,
-                'disk_gb': flavor.root_gb + flavor.ephemeral_gb}
+                'disk_gb': flavor.root_gb + flavor.ephemeral_gb,
+                'interfaces': [vif['id'] for vif in network_info or []]}
 
     def destroy(self, context: Any, instance: Any, network_info: Any = None,
                 block_device_info: Any = None, destroy_disks: bool = True) -> None:
@@ -221,3 +223,30 @@ class FakeDriver(driver.ComputeDriver):
 
     def trigger_crash_dump(self, instance: Any) -> None:
         self.get_info(instance)
+
+    # -- network interfaces: the guest's NICs are its list of port ids ------------------
+
+    def attach_interface(self, context: Any, instance: Any, image_meta: Any,
+                         vif: dict) -> None:
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            nics = guest.setdefault('interfaces', [])
+            if vif['id'] in nics:
+                raise exception.InterfaceAttachFailed(instance_uuid=instance.uuid)
+            nics.append(vif['id'])
+
+    def detach_interface(self, context: Any, instance: Any, vif: dict) -> None:
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            nics = guest.get('interfaces', [])
+            if vif['id'] in nics:
+                nics.remove(vif['id'])
+
+    def interfaces(self, instance: Any) -> list[str]:
+        """The port ids of the guest's NICs (for tests)."""
+        with self._lock:
+            return list(self._instances.get(instance.uuid, {}).get('interfaces', []))

@@ -146,6 +146,12 @@ class GuestConfig:
         return element
 
 
+def interface_xml(interface: GuestInterface) -> str:
+    """The ``<interface>`` element alone, as ``attachDeviceFlags`` and
+    ``detachDeviceFlags`` take it (the same NIC the domain XML has)."""
+    return ET.tostring(GuestConfig._interface(interface), encoding='unicode')
+
+
 def guest_config(instance: Any, virt_type: str, disks: list[GuestDisk],
                  console_log: str | None, image_meta: Any = None,
                  kernel: str | None = None, initrd: str | None = None,

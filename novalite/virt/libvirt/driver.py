@@ -47,7 +47,8 @@ class LibvirtDriver(driver.ComputeDriver):
 
     capabilities = dict(driver.ComputeDriver.capabilities, supports_reboot=True,
                         supports_pause=True, supports_suspend=True,
-                        supports_console_output=True)
+                        supports_console_output=True, supports_attach_interface=True,
+                        supports_tagged_attach_interface=True)
 
     def __init__(self, virtapi: Any = None, connection_uri: str | None = None,
                  instances_path: str | None = None, image_api: Any = None,
@@ -409,6 +410,43 @@ class LibvirtDriver(driver.ComputeDriver):
                     raise
                 LOG.warning('Could not unplug VIF %s of %s: %s', vif['id'],
                             instance.uuid, exc)
+
+    def attach_interface(self, context: Any, instance: Any, image_meta: Any,
+                         vif: network_model.VIF) -> None:
+        """Plug the VIF (os-vif), then add its NIC to the domain's definition and, when
+        the domain runs (or is paused), to the guest too; a failed attach unplugs."""
+        guest = self.host.get_guest(instance.uuid)
+        xml = config.interface_xml(libvirt_vif.guest_interface(vif))
+        self.vif_plugger.plug(instance, vif)
+        try:
+            guest.attach_device(xml, persistent=True, live=guest.is_active())
+        except libvirt.libvirtError as exc:
+            LOG.warning('Could not attach port %s to %s: %s', vif['id'], instance.uuid, exc)
+            self.unplug_vifs(instance, [vif], ignore_errors=True)
+            raise exception.InterfaceAttachFailed(instance_uuid=instance.uuid) from exc
+
+    def detach_interface(self, context: Any, instance: Any, vif: network_model.VIF) -> None:
+        """Remove the NIC (matched by MAC) from the guest and the definition wherever it
+        still is, then unplug the VIF."""
+        try:
+            guest = self.host.get_guest(instance.uuid)
+        except exception.InstanceNotFound:
+            guest = None
+        if guest is not None:
+            live = guest.is_active() and guest.has_interface(vif['address'])
+            persistent = guest.has_interface(vif['address'], persistent=True)
+            if live or persistent:
+                # The NIC as detachDeviceFlags matches it: by MAC (a VIF whose binding
+                # broke since still has its NIC).
+                xml = config.interface_xml(config.GuestInterface(
+                    mac=vif['address'], target_dev=libvirt_vif.devname(vif),
+                    mtu=libvirt_vif.mtu(vif)))
+                try:
+                    guest.detach_device(xml, persistent=persistent, live=live)
+                except libvirt.libvirtError as exc:
+                    raise exception.InterfaceDetachFailed(
+                        instance_uuid=instance.uuid) from exc
+        self.unplug_vifs(instance, [vif])
 
     def _vif_plugged_events(self, network_info: network_model.NetworkInfo
                             ) -> list[tuple[str, str]]:

@@ -153,6 +153,29 @@ class Guest:
         """Set a guest user's password through the QEMU guest agent."""
         self._domain.setUserPassword(user, password, 0)
 
+    def attach_device(self, xml: str, persistent: bool = True, live: bool = False) -> None:
+        """Add the device ``xml`` to the domain's definition (``persistent``) and to the
+        running domain (``live``)."""
+        self._domain.attachDeviceFlags(xml, _affect(persistent, live))
+
+    def detach_device(self, xml: str, persistent: bool = True, live: bool = False) -> None:
+        """Remove the device ``xml`` from the definition and/or the running domain.
+        A live detach asks the guest to release the device; libvirt returns once the
+        request is made."""
+        self._domain.detachDeviceFlags(xml, _affect(persistent, live))
+
+    def has_interface(self, mac: str, persistent: bool = False) -> bool:
+        """Whether the running domain (or its definition) has a NIC with ``mac``."""
+        from xml.etree import ElementTree
+        xml = self.persistent_xml() if persistent else self.xml()
+        return any(el.get('address', '').lower() == mac.lower() for el in
+                   ElementTree.fromstring(xml).findall('devices/interface/mac'))
+
     def persistent_xml(self) -> str:
         """The domain's definition, as it boots (not the live state of a running one)."""
         return self._domain.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)
+
+
+def _affect(persistent: bool, live: bool) -> int:
+    return ((libvirt.VIR_DOMAIN_AFFECT_CONFIG if persistent else 0) |
+            (libvirt.VIR_DOMAIN_AFFECT_LIVE if live else 0))
