@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from novalite import exception
 from novalite.network import client, model, neutron
 from novalite.network.requests import NetworkRequest
 
@@ -33,6 +34,15 @@ class NetworkAPI(Protocol):
 
     def unbind_ports(self, context: Any, instance: Any,
                      network_info: model.NetworkInfo) -> None: ...
+
+    def deallocate_port_for_instance(self, context: Any, instance: Any,
+                                     vif: model.VIF) -> None: ...
+
+    def add_fixed_ip_to_instance(self, context: Any, instance: Any, network_id: str,
+                                 current: model.NetworkInfo) -> model.NetworkInfo: ...
+
+    def remove_fixed_ip_from_instance(self, context: Any, instance: Any, address: str,
+                                      current: model.NetworkInfo) -> model.NetworkInfo: ...
 
 
 class NoNetworkAPI:
@@ -61,6 +71,18 @@ class NoNetworkAPI:
     def unbind_ports(self, context: Any, instance: Any,
                      network_info: model.NetworkInfo) -> None:
         return None
+
+    def deallocate_port_for_instance(self, context: Any, instance: Any,
+                                     vif: model.VIF) -> None:
+        return None
+
+    def add_fixed_ip_to_instance(self, context: Any, instance: Any, network_id: str,
+                                 current: model.NetworkInfo) -> model.NetworkInfo:
+        raise exception.NetworkNotFoundForInstance(instance_id=instance.uuid)
+
+    def remove_fixed_ip_from_instance(self, context: Any, instance: Any, address: str,
+                                      current: model.NetworkInfo) -> model.NetworkInfo:
+        raise exception.FixedIpNotFoundForInstance(instance_uuid=instance.uuid, ip=address)
 
 
 def API() -> NetworkAPI:

@@ -252,3 +252,53 @@ class API:
                 self._admin.update_port(vif['id'], {'binding:host_id': None})
             except neutron_client.NeutronNotFound:
                 LOG.info('Port %s of %s is gone', vif['id'], instance.uuid)
+
+    # -- one interface (os-interface, addFixedIp and removeFixedIp) ---------------------
+
+    def deallocate_port_for_instance(self, context: Any, instance: InstanceLike,
+                                     vif: model.VIF) -> None:
+        """Release one port of the instance: deleted when novalite made it, unbound and
+        kept when the user passed it in (the VIF's ``preserve_on_delete``)."""
+        self._release([{'id': vif['id']}],
+                      [vif['id']] if vif.get('preserve_on_delete') else [])
+
+    def add_fixed_ip_to_instance(self, context: Any, instance: InstanceLike,
+                                 network_id: str, current: model.NetworkInfo
+                                 ) -> model.NetworkInfo:
+        """One more fixed IP on the instance's port on ``network_id``, from the first of
+        the network's subnets with an address free (Nova's); returns the network info.
+
+        :raises NetworkNotFoundForInstance: the network has no subnet, the instance no
+            port on it, or no subnet an address to give.
+        """
+        subnets = self._admin.list_subnets(network_id=network_id)
+        ports = self._admin.list_ports(device_id=instance.uuid, network_id=network_id) \
+            if subnets else []
+        for port in ports:
+            for subnet in subnets:
+                try:
+                    self._admin.update_port(port['id'], {'fixed_ips': [
+                        *port['fixed_ips'], {'subnet_id': subnet['id']}]})
+                except neutron_client.NeutronConflict as exc:
+                    LOG.info('No address for port %s on subnet %s: %s', port['id'],
+                             subnet['id'], exc.detail)
+                    continue
+                return self.get_instance_nw_info(context, instance, current)
+        raise exception.NetworkNotFoundForInstance(instance_id=instance.uuid)
+
+    def remove_fixed_ip_from_instance(self, context: Any, instance: InstanceLike,
+                                      address: str, current: model.NetworkInfo
+                                      ) -> model.NetworkInfo:
+        """Take ``address`` off the instance's port that has it; returns the network info.
+
+        :raises FixedIpNotFoundForInstance: no port of the instance has it.
+        """
+        ports = self._admin.list_ports(device_id=instance.uuid,
+                                       fixed_ips='ip_address=%s' % address)
+        if not ports:
+            raise exception.FixedIpNotFoundForInstance(instance_uuid=instance.uuid,
+                                                       ip=address)
+        port = ports[0]
+        self._admin.update_port(port['id'], {'fixed_ips': [
+            f for f in port['fixed_ips'] if f['ip_address'] != address]})
+        return self.get_instance_nw_info(context, instance, current)

@@ -159,3 +159,33 @@ def resolve(context: Any, networks: list[dict[str, Any]] | str | None, min_count
         _check_networks(neutron, context, requests, max_count)
     count = _check_port_quota(neutron, context.project_id, requests, min_count, max_count)
     return requests, count
+
+
+def resolve_attach(context: Any, network_id: str | None, port_id: str | None,
+                   fixed_ip: str | None = None, tag: str | None = None) -> NetworkRequest:
+    """The one network request of an interface attach (os-interface, addFixedIp),
+    checked as a create's: the port exists and is free, the network exists with a
+    subnet, the fixed IP is free, the port quota holds a new port. With neither network
+    nor port: the only network available.
+
+    :raises InvalidInput: no Neutron is configured.
+    :raises InterfaceAttachFailedNoNetwork, NetworkAmbiguous, PortNotFound, PortInUse,
+        NetworkNotFound, NetworkRequiresSubnet, FixedIpAlreadyInUse, PortLimitExceeded,
+        NeutronConnectionFailed:
+    """
+    if not neutron_client.configured():
+        raise exception.InvalidInput(reason=(
+            'This cloud has no network service (Neutron) configured: servers have no '
+            'network interfaces.'))
+    neutron = neutron_client.Client(context)
+    if not network_id and not port_id:
+        found = _auto(neutron, context, auto_allocate=False)
+        if not found:
+            raise exception.InterfaceAttachFailedNoNetwork(project_id=context.project_id)
+        network_id = found[0]['network_id']
+    request = NetworkRequest(network_id=network_id, port_id=port_id, fixed_ip=fixed_ip,
+                             tag=tag)
+    _check_ports(neutron, [request], 1)
+    _check_networks(neutron, context, [request], 1)
+    _check_port_quota(neutron, context.project_id, [request], 1, 1)
+    return request
