@@ -23,9 +23,11 @@ class ComputeAPI:
     * 1.2 - get_diagnostics, get_instance_diagnostics, external_instance_event
     * 1.3 - the server lifecycle: pause, suspend, rescue, password, crash dump,
       resize and migrations, rebuild, snapshot, shelve (each method says which)
+    * 1.4 - attach_interface (a call), detach_interface, add_fixed_ip_to_instance,
+      remove_fixed_ip_from_instance
     """
 
-    VERSION = '1.3'
+    VERSION = '1.4'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
@@ -237,3 +239,31 @@ class ComputeAPI:
         self._client(context, host, '1.3').cast(
             context, 'evacuate_instance', instance=instance, node=node, migration=migration,
             image=image, admin_password=admin_password)
+
+    # -- network interfaces and fixed IPs (1.4) ----------------------------------------
+
+    def attach_interface(self, context: Any, instance: Any, network_id: str | None,
+                         port_id: str | None, requested_ip: str | None,
+                         tag: str | None = None) -> dict:
+        """A call, as in Nova: the host makes (or takes) and binds the port and adds
+        the NIC, and answers with the VIF.
+
+        :raises PortNotFound, NetworkNotFound, PortInUse, FixedIpAlreadyInUse,
+            AttachInterfaceNotSupported, InterfaceAttachFailed, ...:
+        """
+        return self._client(context, instance.host, '1.4').call(
+            context, 'attach_interface', instance=instance, network_id=network_id,
+            port_id=port_id, requested_ip=requested_ip, tag=tag)
+
+    def detach_interface(self, context: Any, instance: Any, port_id: str) -> None:
+        self._client(context, instance.host, '1.4').cast(
+            context, 'detach_interface', instance=instance, port_id=port_id)
+
+    def add_fixed_ip_to_instance(self, context: Any, instance: Any, network_id: str) -> None:
+        self._client(context, instance.host, '1.4').cast(
+            context, 'add_fixed_ip_to_instance', instance=instance, network_id=network_id)
+
+    def remove_fixed_ip_from_instance(self, context: Any, instance: Any,
+                                      address: str) -> None:
+        self._client(context, instance.host, '1.4').cast(
+            context, 'remove_fixed_ip_from_instance', instance=instance, address=address)
