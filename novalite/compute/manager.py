@@ -23,6 +23,7 @@ from novalite.compute import (
     guest_audit,
     inplace,
     instance_events,
+    interfaces,
     port_audit,
     power,
     power_sync,
@@ -48,7 +49,7 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.3')
+    target = messaging.Target(version='1.4')
 
     def __init__(self, host: str | None = None, driver: Any = None,
                  reportclient: Any = None, compute_task_api: Any = None,
@@ -214,6 +215,29 @@ class ComputeManager(manager.Manager):
         shutdown may take ``shutdown_timeout`` seconds)."""
         with self.instance_lock(instance.uuid):
             flow(self, context, instance, *args)
+
+    # -- network interfaces and fixed IPs (flows in compute/interfaces.py) -------------
+
+    @messaging.expected_exceptions(exception.Invalid, exception.NotFound,
+                                   exception.Conflict, exception.Forbidden,
+                                   exception.QuotaError)
+    def attach_interface(self, context: Any, instance: Any, network_id: str | None,
+                         port_id: str | None, requested_ip: str | None,
+                         tag: str | None = None) -> dict:
+        """A call: the API waits for the VIF, so the work runs on this worker."""
+        with self.instance_lock(instance.uuid):
+            return dict(interfaces.attach_interface(self, context, instance, network_id,
+                                                    port_id, requested_ip, tag))
+
+    def detach_interface(self, context: Any, instance: Any, port_id: str) -> None:
+        utils.spawn(self._locked, interfaces.detach_interface, context, instance, port_id)
+
+    def add_fixed_ip_to_instance(self, context: Any, instance: Any, network_id: str) -> None:
+        utils.spawn(self._locked, interfaces.add_fixed_ip, context, instance, network_id)
+
+    def remove_fixed_ip_from_instance(self, context: Any, instance: Any,
+                                      address: str) -> None:
+        utils.spawn(self._locked, interfaces.remove_fixed_ip, context, instance, address)
 
     # -- rebuild, snapshots, shelve ----------------------------------------------------
 
