@@ -99,6 +99,8 @@ def _as_version(value: APIVersionRequest | str | None) -> APIVersionRequest | No
 
 MIN_VERSION = APIVersionRequest(_MIN)
 MAX_VERSION = APIVersionRequest(_MAX)
+# The last microversion of the proxies to the Networking service (404 from 2.36).
+MAX_PROXY_API_SUPPORT_VERSION = '2.35'
 
 
 def min_api_version() -> APIVersionRequest:
