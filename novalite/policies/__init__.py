@@ -9,6 +9,7 @@ from novalite.policies import (
     admin_actions,
     admin_password,
     aggregates,
+    attach_interfaces,
     availability_zone,
     base,
     console_output,
@@ -24,6 +25,7 @@ from novalite.policies import (
     lock_server,
     migrate_server,
     migrations,
+    multinic,
     pause_server,
     quota_class_sets,
     quota_sets,
@@ -58,4 +60,5 @@ def list_rules() -> list[policy.RuleDefault]:
         rescue.list_rules(), admin_actions.list_rules(), admin_password.list_rules(),
         deferred_delete.list_rules(), trigger_crash_dump.list_rules(),
         server_images.list_rules(), create_backup.list_rules(), shelve.list_rules(),
-        migrate_server.list_rules(), ips.list_rules()))
+        migrate_server.list_rules(), ips.list_rules(), attach_interfaces.list_rules(),
+        multinic.list_rules()))
