@@ -17,6 +17,8 @@ from novalite.policies import (
     deferred_delete,
     flavor_access,
     flavors,
+    floating_ip_pools,
+    floating_ips,
     hypervisors,
     instance_actions,
     ips,
@@ -26,10 +28,12 @@ from novalite.policies import (
     migrate_server,
     migrations,
     multinic,
+    networks,
     pause_server,
     quota_class_sets,
     quota_sets,
     rescue,
+    security_groups,
     server_diagnostics,
     server_external_events,
     server_groups,
@@ -61,4 +65,5 @@ def list_rules() -> list[policy.RuleDefault]:
         deferred_delete.list_rules(), trigger_crash_dump.list_rules(),
         server_images.list_rules(), create_backup.list_rules(), shelve.list_rules(),
         migrate_server.list_rules(), ips.list_rules(), attach_interfaces.list_rules(),
-        multinic.list_rules()))
+        multinic.list_rules(), security_groups.list_rules(), networks.list_rules(),
+        floating_ips.list_rules(), floating_ip_pools.list_rules()))
