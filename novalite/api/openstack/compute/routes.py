@@ -22,6 +22,7 @@ from novalite.api.openstack.compute import (
     flavors_extraspecs,
     hypervisors,
     instance_actions,
+    interfaces,
     ips,
     keypairs,
     limits,
@@ -100,6 +101,10 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
                                             'DELETE': ('server_metadata', 'delete')}),
     ('/servers/{server_id}/ips', {'GET': ('ips', 'index')}),
     ('/servers/{server_id}/ips/{id}', {'GET': ('ips', 'show')}),
+    ('/servers/{server_id}/os-interface', {'GET': ('interfaces', 'index'),
+                                           'POST': ('interfaces', 'create')}),
+    ('/servers/{server_id}/os-interface/{id}', {'GET': ('interfaces', 'show'),
+                                                'DELETE': ('interfaces', 'delete')}),
     ('/servers/{server_id}/migrations', {'GET': ('server_migrations', 'index')}),
     ('/servers/{server_id}/migrations/{id}', {'GET': ('server_migrations', 'show')}),
     ('/servers/{server_id}/os-instance-actions', {'GET': ('instance_actions', 'index')}),
@@ -164,6 +169,7 @@ class APIRouterV21:
                  'server_metadata': server_metadata.ServerMetadataController(),
                  'server_tags': server_tags.ServerTagsController(),
                  'ips': ips.IPsController(),
+                 'interfaces': interfaces.InterfaceAttachmentController(),
                  'instance_actions': instance_actions.InstanceActionsController(),
                  'services': services.ServiceController()}
         built.update(_quota_zone_host_controllers())

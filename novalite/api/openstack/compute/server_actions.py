@@ -18,6 +18,7 @@ from novalite.api.openstack.compute import (
     evacuate,
     lock_server,
     migrate_server,
+    multinic,
     pause_server,
     rescue,
     server_rebuild,
@@ -39,6 +40,7 @@ SERVERS = srv_policies.SERVERS
 ACTION_MODULES: list[Any] = [
     pause_server, suspend_server, lock_server, rescue, admin_actions, admin_password,
     trigger_crash_dump, deferred_delete, server_rebuild, shelve, migrate_server, evacuate,
+    multinic,
 ]
 
 # Control characters other than tab and newline would break clients' terminals.
