@@ -1,4 +1,5 @@
-"""Tests that the APIs Nova removed answer 410 Gone, and their proxy reads 404."""
+"""Tests that the APIs Nova removed answer 410 Gone, and their proxy reads: os-networks
+served (nothing without Neutron, 404 from 2.36), os-tenant-networks 404."""
 from __future__ import annotations
 
 import pytest
@@ -48,10 +49,17 @@ def test_gone_with_project_in_url_and_old_microversion(app):
     assert resp.status_int == 410
 
 
-@pytest.mark.parametrize('path', ['/os-networks', '/os-networks/n1', '/os-tenant-networks',
+@pytest.mark.parametrize('path', ['/os-networks/n1', '/os-tenant-networks',
                                   '/os-tenant-networks/n1'])
 def test_network_proxy_reads_find_nothing(app, path):
     assert call(app, 'GET', '/v2.1' + path).status_int == 404
+
+
+def test_os_networks_lists_no_network_without_neutron_and_is_gone_from_236(app):
+    resp = call(app, 'GET', '/v2.1/os-networks', version='2.35')
+    assert resp.status_int == 200 and resp.json == {'networks': []}
+    for path in ('/os-networks', '/os-networks/n1'):
+        assert call(app, 'GET', '/v2.1' + path, version='2.36').status_int == 404
 
 
 def test_unlisted_methods_are_not_allowed(app):

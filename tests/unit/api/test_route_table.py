@@ -15,7 +15,9 @@ CHECKED = ('servers', 'server_metadata', 'server_tags', 'instance_actions', 'fla
            'quota_classes', 'availability_zone', 'aggregates', 'server_groups', 'hypervisors',
            'removed', 'server_actions', 'services', 'migrations', 'server_migrations',
            'simple_tenant_usage', 'server_diagnostics',
-           'server_external_events', 'interfaces')
+           'server_external_events', 'interfaces', 'security_groups',
+           'security_group_rules', 'server_security_groups', 'networks', 'floating_ips',
+           'floating_ip_pools')
 
 _ROUTES = [(path, method, name, action) for path, methods in routes.ROUTE_LIST
            for method, (name, action) in methods.items() if name in CHECKED]

@@ -2,6 +2,8 @@
 
 They belonged to nova-network, cells v1, XenAPI consoles and agent builds; clients that
 still call them must learn the API is gone rather than that the URL is wrong (404).
+The reads of ``/os-networks`` share the paths but are Nova's proxy to Neutron, served by
+``networks.py``.
 """
 from __future__ import annotations
 
@@ -14,10 +16,11 @@ from novalite.api.openstack import wsgi
 
 _GONE = {'GET': 'gone', 'POST': 'gone_with_body', 'PUT': 'gone_with_body',
          'DELETE': 'gone'}
-# Reads of these routes were proxies to Neutron, never removed; without a network
-# service they find nothing (Nova answers 404 from 2.36 on).
-_PROXY_READS = ('/os-networks', '/os-networks/{id}', '/os-tenant-networks',
-                '/os-tenant-networks/{id}')
+# Reads of these routes were proxies to Neutron, never removed; these find nothing
+# (Nova answers 404 from 2.36 on).
+_PROXY_READS = ('/os-tenant-networks', '/os-tenant-networks/{id}')
+# The reads the os-networks proxy serves on the same paths.
+_PROXIES = {'/os-networks': ('networks', 'index'), '/os-networks/{id}': ('networks', 'show')}
 
 
 # Whatever body a client sends to a removed API, the answer is the same 410.
@@ -28,6 +31,8 @@ def _routes(path: str, *methods: str) -> tuple[str, dict[str, tuple[str, str]]]:
     actions = {m: ('removed', _GONE[m]) for m in methods}
     if path in _PROXY_READS:
         actions['GET'] = ('removed', 'not_found')
+    if path in _PROXIES:
+        actions['GET'] = _PROXIES[path]
     return path, actions
 
 

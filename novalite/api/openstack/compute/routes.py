@@ -20,6 +20,8 @@ from novalite.api.openstack.compute import (
     flavor_access,
     flavors,
     flavors_extraspecs,
+    floating_ip_pools,
+    floating_ips,
     hypervisors,
     instance_actions,
     interfaces,
@@ -27,9 +29,11 @@ from novalite.api.openstack.compute import (
     keypairs,
     limits,
     migrations,
+    networks,
     quota_classes,
     quota_sets,
     removed,
+    security_groups,
     server_actions,
     server_diagnostics,
     server_external_events,
@@ -62,6 +66,11 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/os-aggregates/{id}/action', {'POST': ('aggregates', 'action')}),
     ('/os-availability-zone', {'GET': ('availability_zone', 'index')}),
     ('/os-availability-zone/detail', {'GET': ('availability_zone', 'detail')}),
+    ('/os-floating-ip-pools', {'GET': ('floating_ip_pools', 'index')}),
+    ('/os-floating-ips', {'GET': ('floating_ips', 'index'),
+                          'POST': ('floating_ips', 'create')}),
+    ('/os-floating-ips/{id}', {'GET': ('floating_ips', 'show'),
+                               'DELETE': ('floating_ips', 'delete')}),
     ('/os-hypervisors', {'GET': ('hypervisors', 'index')}),
     ('/os-hypervisors/detail', {'GET': ('hypervisors', 'detail')}),
     ('/os-hypervisors/statistics', {'GET': ('hypervisors', 'statistics')}),
@@ -78,6 +87,13 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
                              'DELETE': ('quota_sets', 'delete')}),
     ('/os-quota-sets/{id}/detail', {'GET': ('quota_sets', 'detail')}),
     ('/os-quota-sets/{id}/defaults', {'GET': ('quota_sets', 'defaults')}),
+    ('/os-security-group-rules', {'POST': ('security_group_rules', 'create')}),
+    ('/os-security-group-rules/{id}', {'DELETE': ('security_group_rules', 'delete')}),
+    ('/os-security-groups', {'GET': ('security_groups', 'index'),
+                             'POST': ('security_groups', 'create')}),
+    ('/os-security-groups/{id}', {'GET': ('security_groups', 'show'),
+                                  'PUT': ('security_groups', 'update'),
+                                  'DELETE': ('security_groups', 'delete')}),
     ('/os-server-groups', {'GET': ('server_groups', 'index'),
                            'POST': ('server_groups', 'create')}),
     ('/os-server-groups/{id}', {'GET': ('server_groups', 'show'),
@@ -108,6 +124,8 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/servers/{server_id}/migrations', {'GET': ('server_migrations', 'index')}),
     ('/servers/{server_id}/migrations/{id}', {'GET': ('server_migrations', 'show')}),
     ('/servers/{server_id}/os-instance-actions', {'GET': ('instance_actions', 'index')}),
+    ('/servers/{server_id}/os-security-groups', {'GET': ('server_security_groups',
+                                                         'index')}),
     ('/servers/{server_id}/os-instance-actions/{id}',
      {'GET': ('instance_actions', 'show')}),
     ('/servers/{server_id}/tags', {'GET': ('server_tags', 'index'),
@@ -116,7 +134,7 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/servers/{server_id}/tags/{id}', {'GET': ('server_tags', 'show'),
                                         'PUT': ('server_tags', 'update'),
                                         'DELETE': ('server_tags', 'delete')}),
-    # APIs Nova removed: 410 Gone.
+    # APIs Nova removed: 410 Gone (the os-networks reads: the proxy, networks.py).
     *removed.ROUTES,
 )
 
@@ -139,6 +157,16 @@ def _quota_zone_host_controllers() -> dict[str, Any]:
             'server_groups': server_groups.ServerGroupController(),
             'hypervisors': hypervisors.HypervisorsController(),
             'removed': removed.RemovedController()}
+
+
+def _network_controllers() -> dict[str, Any]:
+    """Security groups, networks, floating IPs: the proxies to Neutron."""
+    return {'security_groups': security_groups.SecurityGroupController(),
+            'security_group_rules': security_groups.SecurityGroupRulesController(),
+            'server_security_groups': security_groups.ServerSecurityGroupController(),
+            'networks': networks.NetworkController(),
+            'floating_ips': floating_ips.FloatingIPController(),
+            'floating_ip_pools': floating_ip_pools.FloatingIPPoolsController()}
 
 
 def _admin_controllers() -> dict[str, Any]:
@@ -174,6 +202,7 @@ class APIRouterV21:
                  'services': services.ServiceController()}
         built.update(_quota_zone_host_controllers())
         built.update(_admin_controllers())
+        built.update(_network_controllers())
         built.update(controllers or {})
         resources = {name: wsgi.Resource(ctrl) for name, ctrl in built.items()}
         self.map = routes.Mapper()
