@@ -16,11 +16,13 @@ from novalite.api.openstack.compute import (
     admin_password,
     deferred_delete,
     evacuate,
+    floating_ips,
     lock_server,
     migrate_server,
     multinic,
     pause_server,
     rescue,
+    security_groups,
     server_rebuild,
     shelve,
     suspend_server,
@@ -40,7 +42,7 @@ SERVERS = srv_policies.SERVERS
 ACTION_MODULES: list[Any] = [
     pause_server, suspend_server, lock_server, rescue, admin_actions, admin_password,
     trigger_crash_dump, deferred_delete, server_rebuild, shelve, migrate_server, evacuate,
-    multinic,
+    multinic, security_groups, floating_ips,
 ]
 
 # Control characters other than tab and newline would break clients' terminals.
