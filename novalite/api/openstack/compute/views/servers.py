@@ -6,6 +6,7 @@ from typing import Any
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
+from novalite.api.openstack.compute.views import security_groups as sg_views
 from novalite.api.openstack.compute.views import server_fields
 from novalite.network import model
 from novalite.policies import flavors as fl_policies
@@ -60,7 +61,7 @@ class ViewBuilder(common.ViewBuilder):
         disk_config = 'AUTO' if _field(instance, 'auto_disk_config') else 'MANUAL'
         server = {'id': instance.uuid, 'links': self._get_links(req, instance.uuid),
                   'OS-DCF:diskConfig': disk_config,
-                  'security_groups': [{'name': 'default'}]}
+                  'security_groups': sg_views.requested(req)}
         if admin_password:
             server['adminPass'] = admin_password
         return {'server': server}
@@ -102,8 +103,11 @@ class ViewBuilder(common.ViewBuilder):
             'OS-EXT-STS:vm_state': f('vm_state'),
             'OS-EXT-STS:power_state': f('power_state', 0),
             'os-extended-volumes:volumes_attached': [],
-            'security_groups': [{'name': 'default'}],
         }
+        # Those of its ports; none (no key, as in Nova) while it has no port.
+        groups = extend.get('security_groups', {}).get(instance.uuid)
+        if groups:
+            server['security_groups'] = groups
         if status in _PROGRESS_STATUSES:
             server['progress'] = f('progress', 0)
         if extend['extended_attributes']:
@@ -156,6 +160,7 @@ class ViewBuilder(common.ViewBuilder):
         }
         answers.update(server_fields.host_status_answers(req, instances))
         answers.update(server_fields.request_specs(req, instances))
+        answers['security_groups'] = sg_views.for_servers(req, instances)
         return answers
 
     def _image(self, req: Any, instance: Any) -> dict | str:
