@@ -17,6 +17,7 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from novalite import objects
 from novalite.compute import power_sync, task_states, vm_states
 from novalite.network import model
 
@@ -44,6 +45,12 @@ def handle_event(mgr: Any, context: Any, instance: Any, event: dict) -> None:
         power_sync.handle_lifecycle_event(mgr, context, instance.uuid,
                                           'power-update %s' % event.get('tag'))
         return
+    if name in ('network-changed', 'network-vif-deleted'):
+        # The instance was read when the event arrived, before this lock was had: a
+        # flow that held it (an interface attach or detach) may have changed the cache.
+        instance.info_cache = objects.InstanceInfoCache.get_by_instance_uuid(
+            context, instance.uuid)
+        instance.obj_reset_changes(['info_cache'])
     if name == 'network-changed':
         _refresh_network_info(mgr, context, instance)
         return
