@@ -10,14 +10,13 @@ records every call as ``(method, path, query)``.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import urllib.parse
 import uuid
 from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from novalite.conf import CONF
 from novalite.network import client
@@ -192,12 +191,15 @@ class NeutronDouble:
         del self.store[collection][item['id']]
 
 
-@pytest.fixture
-def neutron() -> Iterator[NeutronDouble]:
-    """The double, standing in for the Neutron of ``[neutron] endpoint_override``."""
+@contextlib.contextmanager
+def installed() -> Iterator[NeutronDouble]:
+    """A double standing in for the Neutron of ``[neutron] endpoint_override`` (a test
+    module's ``neutron`` fixture yields it)."""
     double = NeutronDouble()
     CONF.set_override('endpoint_override', URL, group='neutron')
     client._ADAPTER = double  # type: ignore[assignment]
-    yield double
-    client.reset()
-    CONF.clear_override('endpoint_override', group='neutron')
+    try:
+        yield double
+    finally:
+        client.reset()
+        CONF.clear_override('endpoint_override', group='neutron')
