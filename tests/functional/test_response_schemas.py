@@ -382,6 +382,20 @@ def test_services(stack, version):
               version, {'status': 'enabled'})
 
 
+# -- the proxies to Neutron (none in this stack: nothing to list) ----------------------------
+
+@pytest.mark.parametrize('version', ['2.1', '2.35'])
+def test_network_proxies(stack, server, version):
+    check(stack, 'GET', '/os-security-groups', 'security_groups', 'list_security_groups',
+          version)
+    check(stack, 'GET', '/servers/%s/os-security-groups' % server, 'security_groups',
+          'list_security_groups', version)
+    check(stack, 'GET', '/os-floating-ips', 'floating_ips', 'list_floating_ips', version)
+    for path in ('/os-security-groups', '/os-floating-ips', '/os-floating-ip-pools',
+                 '/os-networks'):
+        assert stack.request('GET', path, headers={HEADER: '2.36'}).status_code == 404
+
+
 # -- versions ------------------------------------------------------------------------------
 
 def test_versions(stack):
