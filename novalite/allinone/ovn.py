@@ -1,6 +1,6 @@
-"""Open vSwitch and OVN for the devstack-style stack: OVN central (the NB and SB databases
-and ovn-northd) and one chassis per compute host name (ovsdb-server, ovs-vswitchd on the
-userspace datapath, ovn-controller with ``system-id`` = the host name).
+"""Open vSwitch and OVN for novalite-all and the devstack-style stack: OVN central (the NB
+and SB databases and ovn-northd) and one chassis per compute host name (ovsdb-server,
+ovs-vswitchd on the userspace datapath, ovn-controller with ``system-id`` = the host name).
 
 The first host's switch lives in the root network namespace, so that libvirtd and QEMU
 there open taps plugged into its ``br-int``; every other host gets a network namespace of
@@ -48,7 +48,8 @@ class NetworkRecord(TypedDict):
     """What a network environment made, for teardown from ``stack.json``.
 
     ``pids`` by daemon name; ``netns`` the namespaces; ``links`` the root namespace's
-    devices (the namespaces' go with them); ``database`` Neutron's, on MariaDB.
+    devices (the namespaces' go with them); ``database`` Neutron's, on MariaDB, when it
+    goes with the environment (the devstack stack's; novalite-all keeps its own).
     """
 
     dir: str
@@ -192,6 +193,15 @@ class OvnEnvironment:
         :raises LeftoverError: another process claimed it, or another environment's
             devices are there
         """
+        self.hold_claim()
+        check_free()
+
+    def hold_claim(self) -> None:
+        """The machine-wide claim alone, without looking for devices: whoever holds it
+        may remove what a dead holder left behind before ``claim()`` checks.
+
+        :raises LeftoverError: another process holds it
+        """
         if self._claim is None:
             claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
@@ -203,7 +213,6 @@ class OvnEnvironment:
                     'only one can run at a time: its process holds the abstract socket @%s '
                     '(ss -xlp | grep %s names it)' % (CLAIM[1:], CLAIM[1:])) from None
             self._claim = claim
-        check_free()
 
     def release(self) -> None:
         if self._claim is not None:
@@ -404,7 +413,8 @@ def check_free() -> None:
         raise LeftoverError(
             'an Open vSwitch userspace datapath already runs here, or a previous one left '
             'its devices (%s): only one OVS/OVN environment can run per machine. Stop it '
-            '(python -m novalite.devstack down --state-dir <its state dir>, or stop the '
+            '(python -m novalite.devstack down --state-dir <its state dir>; a novalite-all '
+            'started again with its --state-dir removes what it left; or stop the '
             'ovs-vswitchd that owns them), or remove the devices with: %s'
             % (', '.join(taken), '; '.join('ip link del %s' % n for n in taken)))
 

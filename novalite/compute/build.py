@@ -7,6 +7,7 @@ in ERROR with a fault naming the failure; the allocation never outlives the buil
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from oslo_log import log as logging
@@ -16,6 +17,7 @@ from novalite import exception, notifications, objects, utils
 from novalite.compute import instance_actions, power_state, power_sync, task_states, vm_states
 from novalite.network import client as neutron_client
 from novalite.network import model
+from novalite.network.async_info import AsyncNetworkInfo
 from novalite.objects import instance_fault
 
 LOG = logging.getLogger(__name__)
@@ -86,7 +88,8 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     The task states are Nova's (networking, block_device_mapping, spawning), but a step
     with nothing to do is not written: without ports to allocate (and novalite has no
     volumes to attach) the claim's save goes straight to spawning. Each save is a round
-    trip to the conductor.
+    trip to the conductor. Ports are allocated in the background from the claim on,
+    and written to the instance's cache with the save that makes it ACTIVE.
     """
     utils.hop('compute.locked', instance.uuid)
     has_ports = bool(req.requested_networks) and isinstance(req.requested_networks, list)
@@ -100,32 +103,44 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
             raise _Deleted() from exc
         raise
     utils.hop('compute.claimed', instance.uuid)
-    network_info: model.NetworkInfo = []
-    if has_ports:
-        network_info = _allocate_network(mgr, context, instance, req)
-        # The ports and the next state in one write: a delete from now on finds them.
-        instance.info_cache.network_info = network_info
+    # The ports are made while the guest is prepared (the Placement read, the image in
+    # spawn); the driver waits for them when it needs them, the build before ACTIVE.
+    network_info = AsyncNetworkInfo(functools.partial(
+        _allocate_network, mgr, context, instance, req)) if has_ports else None
+    try:
+        _spawn(mgr, context, instance, req, network_info)
+    except BaseException:
+        if network_info is not None:
+            # Whatever was allocated is released with the instance's ports: the cache
+            # tells the user's ports (kept) from the ones made here (deleted).
+            instance.info_cache.network_info = network_info.wait_quietly()
+        raise
+    utils.hop('compute.active', instance.uuid)
+    LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
+
+
+def _spawn(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
+           network_info: AsyncNetworkInfo | None) -> None:
+    if network_info is not None:
         instance.task_state = task_states.SPAWNING
-        try:
-            _save(instance, task_states.NETWORKING)
-        except _Deleted:
-            _release_ports(mgr, context, instance, network_info)
-            raise
+        _save(instance, task_states.NETWORKING)
     allocations = (mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
                    if mgr.driver.spawn_uses_allocations else {})
     image_meta = objects.ImageMeta.from_dict(req.image) if req.image else None
     utils.hop('compute.spawning', instance.uuid)
     mgr.driver.spawn(context, instance, image_meta, req.injected_files, req.admin_password,
-                     allocations, network_info=network_info)
+                     allocations, network_info=network_info if network_info is not None
+                     else [])
     utils.hop('compute.spawned', instance.uuid)
+    if network_info is not None:
+        # The ports and ACTIVE in one write.
+        instance.info_cache.network_info = network_info.wait()
     instance.power_state = mgr.driver.get_info(instance).state
     instance.vm_state = vm_states.ACTIVE
     instance.task_state = None
     instance.launched_at = timeutils.utcnow(with_timezone=True)
     # ACTIVE, and the build event finished, in one round trip to the conductor.
     _save(instance, task_states.SPAWNING, finish_event=BUILD_EVENT)
-    utils.hop('compute.active', instance.uuid)
-    LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
 
 
 def _allocate_network(mgr: Any, context: Any, instance: Any,

@@ -23,10 +23,10 @@ import requests
 import sqlalchemy as sa
 
 from novalite.allinone import glance as glance_process
+from novalite.allinone.ovn import NetworkRecord
 from novalite.devstack import backends, config, process
 from novalite.devstack.keystone import KeystoneProcess
 from novalite.devstack.neutron import NeutronEnvironment
-from novalite.devstack.ovn import NetworkRecord
 from novalite.devstack.placement import PlacementProcess
 from novalite.devstack.teardown import leftovers, teardown
 

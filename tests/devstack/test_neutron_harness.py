@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from novalite.devstack import backends, neutron, ovn
+from novalite.allinone import ovn
+from novalite.devstack import backends, neutron
 from tests.devstack import session
 
 HOSTS = ('hostA', 'hostB')
@@ -279,7 +280,7 @@ def test_a_second_environment_is_refused_while_one_runs(
     second = neutron.NeutronEnvironment(str(tmp_path), HOSTS, 'http://127.0.0.1:9', 'x')
     with pytest.raises(ovn.LeftoverError, match='another OVS/OVN environment runs'):
         second.check()
-    code = ('from novalite.devstack import ovn; ovn.OvnEnvironment("/x", ["h"], "p", '
+    code = ('from novalite.allinone import ovn; ovn.OvnEnvironment("/x", ["h"], "p", '
             'ovn.Ledger(ovn.new_record("/x", "p"))).claim()')
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
     assert 'LeftoverError: another OVS/OVN environment runs' in result.stderr
