@@ -96,7 +96,10 @@ def _check_port_quota(neutron: neutron_client.Client, project_id: str | None,
     needed = sum(1 for r in requests if not r.get('port_id'))
     if not needed or not project_id:
         return max_count
-    limit = neutron.show_quota(project_id).get('port', -1)
+    try:
+        limit = neutron.show_quota(project_id).get('port', -1)
+    except neutron_client.NeutronNotFound:
+        return max_count  # no quota extension: no limit
     if limit < 0:
         return max_count
     used = len(neutron.list_ports(project_id=project_id, fields='id'))
