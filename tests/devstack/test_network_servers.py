@@ -157,3 +157,21 @@ def test_bad_network_requests_answer_novas_codes(stack: Stack, net: dict[str, An
     osc(stack, 'network', 'delete', 'second-net', fmt_json=False)
     # Nothing was written for any of them.
     assert not [s for s in osc(stack, 'server', 'list') if s['Name'] in ('bad', 'ambiguous')]
+
+
+def test_a_port_quota_exceeded_answers_403_and_writes_nothing(stack: Stack,
+                                                              net: dict[str, Any]) -> None:
+    assert stack.neutron is not None
+    # noauth2's admin:admin is project "admin": its ports count against its quota.
+    resp = stack.neutron.api('PUT', '/quotas/admin', json={'quota': {'port': 0}})
+    assert resp.status_code == 200, resp.text
+    try:
+        resp = stack.api('POST', '/servers', json={'server': {
+            'name': 'over-quota', 'imageRef': stack.image_id,
+            'flavorRef': clients.flavor_id(stack, 'm1.nano'),
+            'networks': [{'uuid': net['id']}]}})
+        assert resp.status_code == 403, resp.text
+        assert resp.json()['forbidden']['message'] == 'Maximum number of ports exceeded'
+    finally:
+        stack.neutron.api('DELETE', '/quotas/admin')
+    assert 'over-quota' not in {s['Name'] for s in osc(stack, 'server', 'list')}
