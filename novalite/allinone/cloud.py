@@ -40,13 +40,15 @@ def ensure_flavors() -> list[str]:
     return created
 
 
-def clouds_config(compute_url: str, image_url: str, placement_url: str) -> dict[str, Any]:
-    """The ``clouds.yaml`` content: cloud ``novalite``, admin token, endpoint overrides.
+def clouds_config(compute_url: str, image_url: str, placement_url: str,
+                  network_url: str | None = None) -> dict[str, Any]:
+    """The ``clouds.yaml`` content: cloud ``novalite``, admin token, endpoint overrides;
+    with ``network_url``, Neutron's too (it runs with noauth and ignores the token).
 
     openstackclient insists on an identity endpoint even with ``admin_token``; any URL
     that serves a version document will do, and the compute endpoint does.
     """
-    return {'clouds': {CLOUD_NAME: {
+    cloud = {
         'auth_type': 'admin_token',
         'auth': {'endpoint': compute_url, 'token': 'admin:admin'},
         'compute_endpoint_override': compute_url,
@@ -54,7 +56,10 @@ def clouds_config(compute_url: str, image_url: str, placement_url: str) -> dict[
         'placement_endpoint_override': placement_url,
         'identity_endpoint_override': compute_url,
         'identity_api_version': '3',
-    }}}
+    }
+    if network_url:
+        cloud['network_endpoint_override'] = network_url
+    return {'clouds': {CLOUD_NAME: cloud}}
 
 
 def write_clouds_yaml(path: str, config: dict[str, Any]) -> None:

@@ -2,8 +2,14 @@
 
 API, conductor, scheduler and computes (fake driver) in this process over the in-process
 transport, on SQLite files under ``--state-dir``; the real Placement in-process; the
-real Glance as a child process, started in parallel with the rest. Runs in the
-foreground until SIGINT or SIGTERM, then stops everything, Glance included.
+real Glance as a child process; unless ``--no-network``, the real Neutron (ML2/OVN, an
+OVN chassis per compute host, ``novalite.allinone.network``) with a network ``private``.
+Glance and Neutron start in parallel with the rest. Runs in the foreground until SIGINT
+or SIGTERM, then stops everything, Glance and Neutron included.
+
+Neutron needs root, Open vSwitch and OVN, ``.venv-neutron`` and MariaDB; when it cannot
+start, novalite-all says why and exits (1) rather than run a cloud without networks that
+the user did not ask for: ``--no-network`` is that cloud.
 """
 from __future__ import annotations
 
@@ -21,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 import requests
 from oslo_log import log as logging
 
-from novalite.allinone import cloud
+from novalite.allinone import cloud, network
 from novalite.allinone.glance import GlanceProcess
+from novalite.allinone.network import AllInOneNeutron
 from novalite.conf import CONF
 
 if TYPE_CHECKING:
@@ -104,6 +111,11 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument('--computes', type=int, default=1, metavar='N',
                         help='Number of compute hosts (fake driver), named compute1.. '
                              '(default: 1).')
+    parser.add_argument('--no-network', dest='network', action='store_false',
+                        help='Run without Neutron: servers boot with no network.')
+    parser.add_argument('--neutron-db-server', default=network.DB_SERVER, metavar='URL',
+                        help='The MariaDB server that keeps Neutron\'s database, as an '
+                             'SQLAlchemy URL (default: %(default)s).')
     args = parser.parse_args(argv)
     if args.computes < 1:
         parser.error('--computes must be at least 1')
@@ -161,24 +173,68 @@ def _start_glance(glance: GlanceProcess, started: float) -> str:
     return image_id
 
 
-def _usage(stack: Stack, glance: GlanceProcess, clouds_yaml: str, log_file: str,
-           seconds: float) -> str:
+def _start_network(args: argparse.Namespace, state_dir: str,
+                   hosts: tuple[str, ...]) -> AllInOneNeutron | None:
+    """Neutron, checked here and started on a thread of its own; ``None`` if it cannot
+    run here (said why on stderr)."""
+    neutron = AllInOneNeutron(os.path.join(state_dir, 'neutron'), hosts,
+                              'http://127.0.0.1:%d' % args.port,
+                              db_server=args.neutron_db_server)
+    try:
+        neutron.check()
+    except RuntimeError as exc:
+        neutron.ovn.release()
+        _say('novalite-all: Neutron cannot run here: %s\n(novalite-all --no-network runs '
+             'the cloud without networks)' % exc, sys.stderr)
+        return None
+    if neutron.removed:
+        _say('novalite-all: an earlier novalite-all of this state folder was killed; '
+             'removed what it left running: %s' % ', '.join(neutron.removed), sys.stderr)
+    neutron.start_background()
+    return neutron
+
+
+def _wait_network(neutron: AllInOneNeutron, signals: _Signals, started: float) -> None:
+    """Neutron up, and the network ``private``."""
+    try:
+        neutron.wait_started(meanwhile=signals.check)
+        network.ensure_default_network(neutron)
+    except Exception as exc:
+        raise RuntimeError('Neutron did not start: %s' % exc) from exc
+    LOG.info('Neutron up after %.2f s (schema %s; %s)', time.monotonic() - started,
+             neutron.schema, ', '.join('%s %.2f s' % item for item in neutron.timings.items()))
+
+
+def _usage(stack: Stack, glance: GlanceProcess, neutron: AllInOneNeutron | None,
+           clouds_yaml: str, log_file: str, seconds: float) -> str:
     pid = glance.process.pid if glance.process else '?'
-    return '\n'.join([
+    lines = [
         'novalite-all: a cloud in %s (started in %.1f s)' % (stack.state_dir, seconds),
         '  Compute API  %s  (noauth2: token user:project; user admin is admin)' % stack.api,
         '  Placement    %s' % stack.placement.url,
         '  Glance       %s  (pid %s)' % (glance.url, pid),
-        '  Computes     %s  (fake driver)' % ', '.join(stack.compute_hosts),
+    ]
+    if neutron is not None:
+        lines += [
+            '  Neutron      %s  (ML2/OVN, noauth; network %s, %s)' % (
+                neutron.url, network.NETWORK, network.CIDR),
+            '  Neutron DB   %s on %s  (kept across restarts)' % (
+                neutron.database_name(), neutron.db_server),
+        ]
+    lines += [
+        '  Computes     %s  (fake driver%s)' % (', '.join(stack.compute_hosts),
+                                                '; an OVN chassis each' if neutron else ''),
         '  Image        %s;  flavors %s' % (cloud.IMAGE_NAME,
                                             ', '.join(f[0] for f in cloud.FLAVORS)),
         '  Log          %s' % log_file,
         'Use it:',
         '  export OS_CLIENT_CONFIG_FILE=%s' % clouds_yaml,
-        '  openstack --os-cloud %s server create --image %s --flavor m1.nano --nic none '
-        '--wait vm1' % (cloud.CLOUD_NAME, cloud.IMAGE_NAME),
+        '  openstack --os-cloud %s server create --image %s --flavor m1.nano %s '
+        '--wait vm1' % (cloud.CLOUD_NAME, cloud.IMAGE_NAME,
+                        '--network ' + network.NETWORK if neutron else '--nic none'),
         'Stop it with Ctrl-C or SIGTERM.',
-    ])
+    ]
+    return '\n'.join(lines)
 
 
 def run(args: argparse.Namespace, signals: _Signals) -> int:
@@ -189,8 +245,14 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         _say('novalite-all: port %d is in use: choose another with --port' % args.port,
              sys.stderr)
         return 1
-    # Glance is the slowest part (1.5-3 s): it starts first and comes up while the
-    # rest of novalite is imported and started.
+    hosts = tuple('compute%d' % i for i in range(1, args.computes + 1))
+    # Neutron (4-9 s) and Glance (1.5-3 s) are the slowest parts: they start first and
+    # come up while the rest of novalite is imported and started.
+    neutron = None
+    if args.network:
+        neutron = _start_network(args, state_dir, hosts)
+        if neutron is None:
+            return 1
     glance = GlanceProcess(os.path.join(state_dir, 'glance'))
     # Forked from the main thread: Glance is told to stop when its forking thread ends.
     glance.launch()
@@ -199,8 +261,9 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
     stack = None
     try:
         from novalite.allinone.stack import Stack  # about a second of imports
-        stack = Stack(state_dir, glance.url, api_port=args.port,
-                      compute_hosts=tuple('compute%d' % i for i in range(1, args.computes + 1)))
+        overrides = {('neutron', 'endpoint_override'): neutron.url} if neutron else {}
+        stack = Stack(state_dir, glance.url, api_port=args.port, compute_hosts=hosts,
+                      overrides=overrides)
         stack.configure()
         log_file = _setup_logging(state_dir)
         signals.check()
@@ -211,10 +274,15 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         _wait_until_answers(stack.api_server.url + '/')
         glance_start.result()
         signals.check()
+        if neutron is not None:
+            _wait_network(neutron, signals, started)
+            signals.check()
         clouds_yaml = os.path.join(state_dir, 'clouds.yaml')
         cloud.write_clouds_yaml(clouds_yaml, cloud.clouds_config(
-            stack.api, glance.url, stack.placement.url))
-        print(_usage(stack, glance, clouds_yaml, log_file, time.monotonic() - started))
+            stack.api, glance.url, stack.placement.url,
+            neutron.url if neutron is not None else None))
+        print(_usage(stack, glance, neutron, clouds_yaml, log_file,
+                     time.monotonic() - started))
         print(READY, flush=True)
         LOG.info('%s in %.2f s', READY, time.monotonic() - started)
         signals.wait()
@@ -227,13 +295,22 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         _say('novalite-all: %s' % exc, sys.stderr)
         return 1
     finally:
-        # Glance stops while our services do (each takes about a second).
+        # Glance and Neutron stop while our services do (each takes about a second).
         glance_stop = _Background(lambda: (glance_start.join(), glance.stop()))
         glance_stop.start()
+        neutron_stop = _Background(neutron.stop if neutron is not None else list)
+        neutron_stop.start()
         if stack is not None:
             stack.stop()
         glance_stop.result()
+        _report_leftovers(neutron_stop.result())
     return 0
+
+
+def _report_leftovers(errors: list[str]) -> None:
+    if errors:
+        _say('novalite-all: Neutron did not stop cleanly: %s' % '; '.join(errors),
+             sys.stderr)
 
 
 def _say(text: str, stream: Any = None) -> None:
