@@ -27,16 +27,19 @@ def _free_port() -> int:
 
 
 class AllInOne:
-    """A running ``novalite-all`` and the lines it printed."""
+    """A running ``novalite-all`` and the lines it printed (``--no-network`` unless
+    ``network``)."""
 
-    def __init__(self, state_dir: str, port: int | None = None) -> None:
+    def __init__(self, state_dir: str, port: int | None = None, network: bool = False,
+                 computes: int = 1) -> None:
         self.state_dir = state_dir
         self.port = port or _free_port()
         self.lines: list[str] = []
         self._lines: queue.Queue = queue.Queue()
         self.process = subprocess.Popen(
             [os.path.join(BIN, 'novalite-all'), '--state-dir', state_dir,
-             '--port', str(self.port)],
+             '--port', str(self.port), '--computes', str(computes),
+             *(() if network else ('--no-network',))],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -159,6 +162,7 @@ def test_server_create_with_openstackclient_then_sigterm_stops_everything(first_
         config = yaml.safe_load(f)['clouds']['novalite']
     assert config['auth'] == {'endpoint': cloud.api, 'token': 'admin:admin'}
     assert config['compute_endpoint_override'] == cloud.api
+    assert 'network_endpoint_override' not in config  # --no-network
 
     assert first_run.created.returncode == 0, first_run.created.stderr
     server = json.loads(first_run.created.stdout)
