@@ -12,7 +12,7 @@ import pytest
 
 from novalite import context as nl_context
 from novalite import exception, objects
-from novalite.compute import interfaces
+from novalite.compute import external_events, interfaces
 from novalite.network import model, neutron
 from novalite.virt import fake
 from tests.unit.network.neutron_client_double import NeutronClientDouble
@@ -238,3 +238,15 @@ def test_a_fixed_ip_that_cannot_be_had_is_recorded(host):
     assert host.event(interfaces.ADD_FIXED_IP_EVENT).result == 'Error'
     assert host.neutron.ports == {}
 
+
+
+def test_a_network_changed_event_that_waited_for_an_attach_keeps_its_vif(host):
+    # The event's instance was read before the attach, which held the lock meanwhile.
+    stale = objects.Instance.get_by_uuid(host.context, host.instance.uuid)
+    users = host.neutron.add_port(host.net)
+    host.attach(port_id=users['id'], tag='t')
+    external_events.handle_event(host.mgr, host.context, stale,
+                                 {'name': 'network-changed', 'tag': users['id']})
+    (cached,) = host.cached()
+    assert (cached['id'], cached['preserve_on_delete'], cached['tag']) == \
+        (users['id'], True, 't')
