@@ -5,13 +5,22 @@ that loads the virtio modules, prints ``MARKER`` on the serial console, and then
 powering off when the ACPI power button is pressed (so a soft reboot and a clean stop
 work as on a real guest). The packages are fetched with ``apt-get download`` (never
 installed) into a cache outside the repository; the built files are kept there and made
-again only when missing.
+again only when missing (the ramdisk's name carries a digest of what goes into it, so a
+changed ``/init`` is built anew).
+
+A guest with a NIC (virtio-net, ``eth0``) also configures it by DHCP (busybox
+``udhcpc``) and prints ``DHCP_MARKER ip=<address> ...`` with the lease; it then answers
+ping (the kernel does). Given ``novalite_ping=<address>`` on its kernel command line
+(the image's ``os_command_line``), it pings that address until it answers, or for
+``PING_SECONDS``, and prints ``PING_OK_MARKER`` or ``PING_FAIL_MARKER``. A guest
+without a NIC prints none of these.
 """
 from __future__ import annotations
 
 import dataclasses
 import glob
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -26,10 +35,17 @@ CACHE_DIR = os.environ.get('NOVALITE_GUEST_IMAGE_CACHE') or os.path.join(
 KERNEL_META = 'linux-image-cloud-amd64'
 KERNEL_PATTERN = re.compile(r'^linux-image-(6\.1\.0-\d+)-cloud-amd64$')
 BUSYBOX = 'busybox-static'
-# virtio_blk is a module in this kernel; these load it, in this order. evdev and button
-# give the ACPI power button an input device that /init can wait on.
+# virtio_blk and virtio_net are modules in this kernel; these load them, in this order.
+# evdev and button give the ACPI power button an input device that /init can wait on.
 MODULES = ('virtio_ring', 'virtio', 'virtio_pci_modern_dev', 'virtio_pci_legacy_dev',
-           'virtio_pci', 'virtio_blk', 'evdev', 'button')
+           'virtio_pci', 'virtio_blk', 'failover', 'net_failover', 'virtio_net', 'evdev',
+           'button')
+DHCP_MARKER = 'GUEST-DHCP-LEASE'
+PING_OK_MARKER = 'GUEST-PING-OK'
+PING_FAIL_MARKER = 'GUEST-PING-FAIL'
+# How long a guest given novalite_ping=<address> keeps trying (TCG: its peer may boot
+# later than it does).
+PING_SECONDS = 180
 # The kernel command line of the image (os_command_line).
 CMDLINE = 'console=ttyS0 loglevel=4'
 
@@ -49,7 +65,43 @@ for dev in /sys/class/input/event*; do
           echo "power button: powering off"; poweroff -f ) &
     fi
 done
+[ -e /sys/class/net/eth0 ] && /network.sh &
 while true; do sleep 3600; done
+'''
+# /network.sh: DHCP on eth0, then the ping of novalite_ping=<address>, if given.
+NETWORK = '''#!/bin/sh
+ip link set lo up
+ip link set eth0 up
+echo "GUEST-NET-START mac=$(cat /sys/class/net/eth0/address) uptime=$(cut -d' ' -f1 /proc/uptime)"
+udhcpc -i eth0 -s /udhcpc.sh -t 30 -T 1 -n -q || echo "GUEST-DHCP-NONE"
+for arg in $(cat /proc/cmdline); do
+    case "$arg" in novalite_ping=*) target=${arg#novalite_ping=};; esac
+done
+[ -n "$target" ] || exit 0
+tries=0
+end=$(( $(cut -d. -f1 /proc/uptime) + %(ping_seconds)d ))
+while [ "$(cut -d. -f1 /proc/uptime)" -lt $end ]; do
+    tries=$((tries + 1))
+    rtt=$(ping -c 1 -W 2 $target 2>/dev/null | sed -n 's/.*time=//p')
+    if [ -n "$rtt" ]; then
+        echo "%(ping_ok)s target=$target tries=$tries time=$rtt"
+        exit 0
+    fi
+    sleep 1
+done
+echo "%(ping_fail)s target=$target tries=$tries"
+'''
+# udhcpc's script: the address, MTU and default route; the lease on the console.
+UDHCPC = '''#!/bin/sh
+case "$1" in
+    bound|renew)
+        ip addr flush dev $interface
+        ip addr add $ip/${mask:-24} dev $interface
+        [ -n "$mtu" ] && ip link set $interface mtu $mtu
+        [ -n "$router" ] && ip route replace default via ${router%%%% *} dev $interface
+        echo "%(dhcp)s ip=$ip mask=$mask router=$router mtu=$mtu serverid=$serverid" \
+            "lease=$lease uptime=$(cut -d' ' -f1 /proc/uptime)";;
+esac
 '''
 
 
@@ -70,7 +122,7 @@ def build(cache_dir: str = CACHE_DIR) -> GuestImage:
     :raises RuntimeError: apt cannot provide the packages.
     """
     image = GuestImage(kernel=os.path.join(cache_dir, 'vmlinuz'),
-                       ramdisk=os.path.join(cache_dir, 'initramfs.gz'),
+                       ramdisk=os.path.join(cache_dir, 'initramfs-%s.gz' % _digest()),
                        root=os.path.join(cache_dir, 'root.raw'))
     if all(os.path.exists(p) for p in (image.kernel, image.ramdisk, image.root)):
         return image
@@ -145,8 +197,24 @@ def _find_module(modules_dir: str, name: str) -> str:
     raise RuntimeError('module %s not found under %s' % (name, modules_dir))
 
 
+def _scripts() -> dict[str, str]:
+    """The initramfs's scripts, by path."""
+    return {
+        'init': INIT % {'modules': ' '.join(MODULES), 'marker': MARKER},
+        'network.sh': NETWORK % {'ping_seconds': PING_SECONDS, 'ping_ok': PING_OK_MARKER,
+                                 'ping_fail': PING_FAIL_MARKER},
+        'udhcpc.sh': UDHCPC % {'dhcp': DHCP_MARKER},
+    }
+
+
+def _digest() -> str:
+    """Names the ramdisk after what goes into it besides the packages."""
+    content = repr((MODULES, sorted(_scripts().items()))).encode()
+    return hashlib.sha256(content).hexdigest()[:12]
+
+
 def initramfs(busybox: str, modules_dir: str) -> bytes:
-    """The gzip'd cpio of busybox, the modules and ``/init``."""
+    """The gzip'd cpio of busybox, the modules, ``/init`` and the network scripts."""
     archive = CpioWriter()
     for directory in ('bin', 'dev', 'proc', 'sys', 'lib', 'lib/modules'):
         archive.directory(directory)
@@ -158,8 +226,8 @@ def initramfs(busybox: str, modules_dir: str) -> bytes:
     for name in MODULES:
         with open(_find_module(modules_dir, name), 'rb') as module:
             archive.file('lib/modules/%s.ko' % name, module.read(), 0o644)
-    archive.file('init', (INIT % {'modules': ' '.join(MODULES), 'marker': MARKER}).encode(),
-                 0o755)
+    for path, text in _scripts().items():
+        archive.file(path, text.encode(), 0o755)
     return gzip.compress(archive.finish(), compresslevel=6, mtime=0)
 
 
