@@ -2,6 +2,12 @@
 and each novalite daemon a process of its own started from its systemd unit's command line;
 with ``network=True`` also the real Neutron on OVN (``novalite.devstack.neutron``).
 
+With ``netns_computes=True`` each compute host whose OVN chassis has a network namespace
+of its own runs its novalite-compute inside it, so that what the compute makes (os-vif's
+taps) and what its hypervisor runs are beside that host's switch, as on a machine of its
+own; a forwarder (``novalite.devstack.forward``) brings the stack's services on 127.0.0.1
+into the namespace, so the compute's configuration is any host's.
+
 Everything a run creates is named ``<name>...`` (``nlds_<random>`` unless given) and written
 down in ``<state_dir>/stack.json`` as soon as it exists, so ``down`` -- from this process or
 from ``python -m novalite.devstack down`` in another shell -- removes exactly that, also
@@ -17,7 +23,9 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 import sqlalchemy as sa
@@ -39,6 +47,10 @@ IMAGE_NAME = 'cirros-tiny'
 IMAGE_DATA = b'novalite devstack image\n' * 256
 FLAVORS = (('m1.nano', 1, 128, 1), ('m1.tiny', 1, 512, 1))
 CONTROLLER_DAEMONS = ('conductor', 'scheduler')
+# Ports of service URLs that name none.
+DEFAULT_PORTS = {'rabbit': 5672, 'mysql': 3306, 'postgresql': 5432, 'http': 80,
+                 'https': 443}
+LOOPBACK_NAMES = ('127.0.0.1', 'localhost')
 
 
 class Stack:
@@ -52,7 +64,13 @@ class Stack:
     :param auth: ``noauth2`` (tokens ``user:project``) or ``keystone``: a real Keystone
         (``novalite.devstack.keystone``), the API behind auth_token, password clouds
     :param network: also the real Neutron (ML2/OVN) with an OVN chassis per compute host
-        (``novalite.devstack.neutron``); the daemons and clouds.yaml are pointed at it
+        (``novalite.devstack.neutron``); the daemons and clouds.yaml are pointed at it,
+        each compute's os-vif at its host's switch
+    :param netns_computes: with ``network``, run each compute whose chassis has a
+        network namespace inside it (see the module docstring)
+    :param before_daemons: called with the stack once everything the novalite daemons
+        use runs (the network environment too) and their config files are written,
+        just before they start: e.g. to start a hypervisor in a host's namespace
     """
 
     def __init__(self, state_dir: str, backend: str = 'mysql',
@@ -61,7 +79,9 @@ class Stack:
                  host_conf: dict[str, config.Sections] | None = None,
                  name: str | None = None, bin_dir: str | None = None,
                  auth: str = 'noauth2', placement_gunicorn: tuple[int, int] = (1, 8),
-                 placement_isolation: str = 'default', network: bool = False) -> None:
+                 placement_isolation: str = 'default', network: bool = False,
+                 netns_computes: bool = False,
+                 before_daemons: Callable[[Stack], None] | None = None) -> None:
         """:param placement_gunicorn: Placement's (workers, threads per worker).
         :param placement_isolation: Placement's transaction isolation on MySQL/MariaDB,
             a key of ``placement.ISOLATIONS``.
@@ -76,6 +96,8 @@ class Stack:
             raise NotImplementedError('network=True with auth=keystone: Neutron runs with '
                                       'auth_strategy = noauth only, so far')
         self.network = network
+        self.netns_computes = netns_computes
+        self.before_daemons = before_daemons
         self.neutron: NeutronEnvironment | None = None
         self.auth = auth
         self.keystone: KeystoneProcess | None = None
@@ -150,6 +172,9 @@ class Stack:
         if self.neutron is not None:
             self.neutron.wait_started()
         self._configure(transport_url)
+        if self.before_daemons is not None:
+            self.before_daemons(self)
+        self._start_forwarders(transport_url)
         self._start_daemons()
         self.manage('cell_v2', 'discover_hosts')
         for flavor, vcpus, ram, disk in FLAVORS:
@@ -211,8 +236,10 @@ class Stack:
         if self.keystone is not None:
             base = config.merge(base, {'api': {'auth_strategy': 'keystone'},
                                        'keystone_authtoken': self.keystone.authtoken_conf()})
-        for name in ('api', *CONTROLLER_DAEMONS, *self._compute_names()):
+        for name in ('api', *CONTROLLER_DAEMONS):
             self._write_daemon_conf(name, base)
+        for name in self._compute_names():
+            self._write_daemon_conf(name, config.merge(base, self._switch_conf(name)))
         for args in (('api_db', 'sync'), ('db', 'sync'), ('cell_v2', 'simple_cell_setup')):
             self.manage(*args)
 
@@ -228,9 +255,10 @@ class Stack:
         # one leaves no daemon waiting on one already gone.
         names = ('api', *self._compute_names(), *reversed(CONTROLLER_DAEMONS))
         for name in names:
+            argv = process.unit_command(self._unit(name), self.bin_dir, self.conf_file(name))
+            netns = self.compute_netns(name)
             self.daemons[name] = process.Process(
-                name, process.unit_command(self._unit(name), self.bin_dir,
-                                           self.conf_file(name)),
+                name, argv if netns is None else ['ip', 'netns', 'exec', netns, *argv],
                 os.path.join(self.log_dir, name + '.stdout'))
         services = [name for name in names if name != 'api']
         before = self._report_counts()
@@ -250,6 +278,61 @@ class Stack:
             return set(self.compute_nodes()) >= set(self.computes) and self._api_answers()
         self.wait_for(ready, 90, 'the daemons (heartbeats, compute nodes, the Compute API)',
                       0.1)
+
+    def _switch_conf(self, name: str) -> config.Sections:
+        """A compute's os-vif plugs into its host's switch (none without a network)."""
+        if self.neutron is None:
+            return {}
+        chassis = self.neutron.chassis(name[len('compute-'):])
+        return {'os_vif_ovs': {'ovsdb_connection': chassis.ovsdb_connection}}
+
+    def compute_netns(self, name: str) -> str | None:
+        """The network namespace daemon ``name`` runs in; None for the root one."""
+        if not (self.netns_computes and self.neutron is not None
+                and name.startswith('compute-')):
+            return None
+        return self.neutron.chassis(name[len('compute-'):]).netns
+
+    def _service_ports(self, transport_url: str) -> list[int]:
+        """The ports on 127.0.0.1 of what the daemons use."""
+        assert self.placement is not None
+        urls = [transport_url, *self.db_urls.values(), self.placement.url,
+                self.glance_url, self.api_url]
+        if self.neutron is not None:
+            urls.append(self.neutron.url)
+        ports = set()
+        for url in urls:
+            parts = urlsplit(url)
+            if parts.hostname in LOOPBACK_NAMES:
+                ports.add(parts.port or DEFAULT_PORTS[parts.scheme.split('+')[0]])
+        return sorted(ports)
+
+    def _start_forwarders(self, transport_url: str) -> None:
+        """A forwarder of the services' ports into each compute's namespace (daemons
+        ``forward-<host>``); returns once they listen."""
+        ports = [str(p) for p in self._service_ports(transport_url)]
+        for name in self._compute_names():
+            netns = self.compute_netns(name)
+            if netns is None:
+                continue
+            host = name[len('compute-'):]
+            ready = os.path.join(self.state_dir, 'forward-%s.ready' % host)
+            if os.path.exists(ready):
+                os.remove(ready)
+            forwarder = process.Process(
+                'forward-' + host, [sys.executable, '-m', 'novalite.devstack.forward',
+                                    '--ready-file', ready, netns, *ports],
+                os.path.join(self.log_dir, 'forward-%s.log' % host))
+            self.daemons[forwarder.name] = forwarder
+            forwarder.start()
+            assert forwarder.pid is not None
+            self._record_pid(forwarder.name, forwarder.pid)
+
+            def listening(daemon: process.Process = forwarder, path: str = ready) -> bool:
+                if not daemon.running():
+                    raise RuntimeError('%s exited:\n%s' % (daemon.name, daemon.tail()))
+                return os.path.exists(path)
+            self.wait_for(listening, 30, 'the forwarder into %s' % netns, 0.05)
 
     def _start_glance(self) -> None:
         try:

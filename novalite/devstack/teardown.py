@@ -14,6 +14,9 @@ from novalite.allinone import glance as glance_process
 from novalite.devstack import backends, neutron, process
 from novalite.devstack.placement import PlacementProcess
 
+# The daemons relaying the services into a compute's namespace (``forward-<host>``).
+FORWARDER = 'forward-'
+
 
 def teardown(record: dict[str, Any], state_dir: str,
              daemons: dict[str, process.Process] | None = None,
@@ -33,11 +36,15 @@ def teardown(record: dict[str, Any], state_dir: str,
     handled = set(daemons) | set(servers)
     orphans = {n for n in record['pids']
                if n not in handled and _ours(record['pids'][n], state_dir)}
-    # The API first (no new work), computes and services next, the servers they use last.
+    # The API first (no new work), computes and services next, the servers they use last
+    # and, after them, the forwarders that carry a namespaced compute's connections.
     order = sorted(handled | orphans, key=lambda n: (
-        n != 'api', not n.startswith('compute-'), n in ('placement', 'glance')))
+        n.startswith(FORWARDER), n != 'api', not n.startswith('compute-'),
+        n in ('placement', 'glance')))
     # SIGTERM to all first: each daemon's graceful stop takes seconds, in parallel.
     for name in order:
+        if name.startswith(FORWARDER):
+            continue  # stopped last, in order
         try:
             if name in daemons:
                 daemons[name].signal(signal.SIGTERM)
