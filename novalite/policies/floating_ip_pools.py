@@ -5,7 +5,7 @@ from oslo_policy import policy
 
 BASE_POLICY_NAME = 'os_compute_api:os-floating-ip-pools'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME, check_str='@',
         description='List floating IP pools. This API is deprecated.',

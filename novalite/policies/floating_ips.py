@@ -15,7 +15,7 @@ def _rule(name: str, check_str: str, description: str, method: str,
         operations=[{'method': method, 'path': path}], scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('add', base.PROJECT_MEMBER_OR_ADMIN,
           'Associate floating IPs to server. This API is deprecated.', 'POST',
           '/servers/{server_id}/action (addFloatingIp)'),

@@ -8,7 +8,7 @@ from novalite.policies import base
 
 POLICY_ROOT = 'os_compute_api:os-networks:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=POLICY_ROOT % 'list', check_str=base.PROJECT_READER_OR_ADMIN,
         description='List networks for the project.\n\nThis API is proxy calls to the '

@@ -18,7 +18,7 @@ def _rule(name: str, check_str: str, description: str, method: str,
         operations=[{'method': method, 'path': path}], scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('get', base.PROJECT_READER_OR_ADMIN,
           'List security groups. This API is deprecated.', 'GET', '/os-security-groups'),
     _rule('show', base.PROJECT_READER_OR_ADMIN,

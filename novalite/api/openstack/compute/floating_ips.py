@@ -7,7 +7,8 @@ Without Neutron there is no floating IP and no pool: lists are empty, the rest i
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import webob.exc
 from oslo_log import log as logging
@@ -26,13 +27,31 @@ from novalite.policies import floating_ips as policies
 
 if TYPE_CHECKING:
     from novalite.context import RequestContext
-    from novalite.objects.instance import Instance
 
 LOG = logging.getLogger(__name__)
 
 POLICY = policies.BASE_POLICY_NAME
 # addFloatingIp and removeFloatingIp are gone from 2.44 (Nova: 404).
 MAX_ACTION_VERSION = '2.43'
+
+
+class InfoCache(Protocol):
+    network_info: model.NetworkInfo
+
+    def save(self) -> None: ...
+
+
+class Server(Protocol):
+    """What these APIs read of a server (an ``objects.Instance``)."""
+
+    uuid: str
+    project_id: str | None
+    info_cache: InfoCache | None
+
+    def obj_attr_is_set(self, attrname: str) -> bool: ...
+
+
+Handler = Callable[[wsgi.Request, Server, dict[str, Any]], wsgi.ResponseObject]
 
 
 def _view(fip: fip_api.FloatingIP) -> dict[str, Any]:
@@ -48,10 +67,14 @@ def _neutron(req: wsgi.Request) -> neutron_client.Client | None:
     return neutron_client.Client(req.context) if neutron_client.configured() else None
 
 
-def refresh_cache(context: RequestContext, instance: Instance) -> None:
+def refresh_cache(context: RequestContext, instance: Server) -> None:
     """The server's network info cache as Neutron has it now; never fails the request."""
+    if not instance.obj_attr_is_set('id'):
+        return  # still a build request: no ports, no cache
     try:
         cache = instance.info_cache
+        if cache is None:
+            return
         cache.network_info = network_api.API().get_instance_nw_info(
             context, instance, cache.network_info)
         cache.save()
@@ -129,7 +152,7 @@ class FloatingIPController(common.ComputeAPIUser, wsgi.Controller):
 
 # -- server actions ---------------------------------------------------------------------------
 
-def _fixed_address(instance: Instance, address: str, wanted: str | None) -> str:
+def _fixed_address(instance: Server, address: str, wanted: str | None) -> str:
     """The fixed IP of the server to put ``address`` on: ``wanted``, or its first IPv4."""
     # A server still being scheduled (no cell row yet) has no ports.
     cache = instance.info_cache if instance.obj_attr_is_set('id') else None
@@ -152,7 +175,7 @@ def _fixed_address(instance: Instance, address: str, wanted: str | None) -> str:
     return found
 
 
-def _add(req: wsgi.Request, instance: Instance, args: dict[str, Any]) -> wsgi.ResponseObject:
+def _add(req: wsgi.Request, instance: Server, args: dict[str, Any]) -> wsgi.ResponseObject:
     context = req.context
     context.can(POLICY % 'add', {'project_id': instance.project_id})
     address = args['address']
@@ -175,7 +198,7 @@ def _add(req: wsgi.Request, instance: Instance, args: dict[str, Any]) -> wsgi.Re
     return wsgi.ResponseObject(None, code=202)
 
 
-def _remove(req: wsgi.Request, instance: Instance,
+def _remove(req: wsgi.Request, instance: Server,
             args: dict[str, Any]) -> wsgi.ResponseObject:
     context = req.context
     address = args['address']
@@ -199,8 +222,8 @@ def _remove(req: wsgi.Request, instance: Instance,
 def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
-    def versioned(handler: Any) -> Any:
-        def run(req: wsgi.Request, instance: Instance,
+    def versioned(handler: Handler) -> Handler:
+        def run(req: wsgi.Request, instance: Server,
                 args: dict[str, Any]) -> wsgi.ResponseObject:
             if not avr.is_supported(req, '2.1', MAX_ACTION_VERSION):
                 raise webob.exc.HTTPNotFound()

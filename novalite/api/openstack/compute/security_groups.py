@@ -7,7 +7,7 @@ Without Neutron there is no group: lists are empty, everything else is 404.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import webob.exc
 
@@ -24,8 +24,12 @@ from novalite.network import security_group_api as sg_api
 from novalite.network import server_security_groups
 from novalite.policies import security_groups as policies
 
-if TYPE_CHECKING:
-    from novalite.objects.instance import Instance
+
+class Server(Protocol):
+    """What these APIs read of a server (an ``objects.Instance``)."""
+
+    uuid: str
+    project_id: str | None
 
 POLICY = policies.POLICY_NAME
 NO_NETWORK_SERVICE = 'No network service (Neutron) is configured.'
@@ -175,7 +179,7 @@ class ServerSecurityGroupController(common.ComputeAPIUser, wsgi.Controller):
     @validation.query_schema(schema.server_sg_index_query)
     def index(self, req: wsgi.Request, server_id: str) -> dict:
         context = req.context
-        instance: Instance = common.get_instance(self.compute_api, context, server_id)
+        instance: Server = common.get_instance(self.compute_api, context, server_id)
         context.can(POLICY % 'list', {'project_id': instance.project_id})
         neutron = _neutron(req)
         if neutron is None:
@@ -198,7 +202,7 @@ def _group_name(args: dict[str, Any]) -> str:
 def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
-    def change(req: wsgi.Request, instance: Instance, args: dict[str, Any],
+    def change(req: wsgi.Request, instance: Server, args: dict[str, Any],
                verb: str) -> wsgi.ResponseObject:
         context = req.context
         context.can(POLICY % verb, {'project_id': instance.project_id})
@@ -214,11 +218,11 @@ def actions(controller: common.ComputeAPIUser) -> dict:
                                                       instance.uuid, name)
         return wsgi.ResponseObject(None, code=202)
 
-    def add(req: wsgi.Request, instance: Instance,
+    def add(req: wsgi.Request, instance: Server,
             args: dict[str, Any]) -> wsgi.ResponseObject:
         return change(req, instance, args, 'add')
 
-    def remove(req: wsgi.Request, instance: Instance,
+    def remove(req: wsgi.Request, instance: Server,
                args: dict[str, Any]) -> wsgi.ResponseObject:
         return change(req, instance, args, 'remove')
 
