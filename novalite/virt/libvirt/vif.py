@@ -19,7 +19,13 @@ code):
    novalite adds nothing to that; it only checks the binding first.
 3. :func:`guest_interface` gives the NIC of the domain XML: ``<interface
    type='ethernet'>`` on that tap with ``managed='no'``, so libvirt opens the tap for
-   QEMU and leaves it, and the OVS port, alone.
+   QEMU and leaves it, and the OVS port, alone. On OVS's userspace datapath (``netdev``)
+   the guest's checksum offload is off (``<driver><host csum='off'/>``): libvirt opens
+   a virtio NIC's tap with a virtio-net header, so a guest leaves its TCP and UDP
+   checksums to the host; the kernel would complete them on its way, but OVS's
+   userspace datapath reads the tap as raw frames and sends them on unfinished, and
+   every receiver drops them (ping and DHCP, whose checksums the guest's software
+   makes, still work).
 4. :func:`unplug` (``os_vif.unplug``) deletes the OVS port and the tap; either may be
    gone already.
 
@@ -73,6 +79,8 @@ DETAIL_DATAPATH_TYPE = 'datapath_type'
 DETAIL_BRIDGE_NAME = 'bridge_name'
 DETAIL_HYBRID_PLUG = 'ovs_hybrid_plug'
 VNIC_TYPE_NORMAL = 'normal'
+# OVS's userspace datapath (a binding's vif_details datapath_type).
+DATAPATH_NETDEV = 'netdev'
 
 _init_lock = threading.Lock()
 _initialized = False
@@ -265,13 +273,16 @@ def unplug(instance: Instance, vif: model.VIF) -> None:
 # -- the guest's NIC ----------------------------------------------------------------
 
 def guest_interface(vif: model.VIF) -> config.GuestInterface:
-    """The domain's NIC on the tap :func:`plug` made: virtio, the port's MAC, and the
-    network's MTU when Neutron gives one (so the guest does not need DHCP to learn it).
+    """The domain's NIC on the tap :func:`plug` made: virtio, the port's MAC, the
+    network's MTU when Neutron gives one (so the guest does not need DHCP to learn it),
+    and no checksum offload on the userspace datapath (see the module docstring).
 
     :raises VirtualInterfaceCreateException: see :func:`check_plugable`
     """
     check_plugable(vif)
-    return config.GuestInterface(mac=vif['address'], target_dev=devname(vif), mtu=mtu(vif))
+    datapath = vif.get('details', {}).get(DETAIL_DATAPATH_TYPE)
+    return config.GuestInterface(mac=vif['address'], target_dev=devname(vif), mtu=mtu(vif),
+                                 checksum_offload=datapath != DATAPATH_NETDEV)
 
 
 def guest_interfaces(network_info: model.NetworkInfo | None) -> list[config.GuestInterface]:

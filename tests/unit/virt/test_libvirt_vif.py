@@ -26,6 +26,7 @@ from novalite import exception, objects
 from novalite.compute import power_state
 from novalite.conf import CONF
 from novalite.network import model
+from novalite.virt.libvirt import config
 from novalite.virt.libvirt import driver as libvirt_driver
 from novalite.virt.libvirt import vif as libvirt_vif
 from tests.unit.virt.conftest import make_instance, write_node
@@ -215,6 +216,19 @@ def test_spawn_defines_an_ethernet_nic_on_the_unmanaged_tap(drv, plugger):
     assert other.find('mtu') is None
     assert plugger.calls == [('plug', PORT), ('plug', second['id'])]
     assert drv.get_info(instance).state == power_state.RUNNING
+
+
+def test_a_nic_on_the_userspace_datapath_leaves_no_checksum_to_the_host(drv, plugger):
+    """OVS's netdev datapath does not complete offloaded checksums: the guest makes
+    them (QEMU's csum=off); on the kernel datapath the offload stays."""
+    kernel = make_vif(port_id='0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', mac='fa:16:3e:00:00:02')
+    kernel['details'] = dict(kernel['details'], datapath_type='system')
+    first, other = _interfaces(drv, _spawn(drv, [make_vif(), kernel]))
+    assert (first.find('driver').get('name'), first.find('driver/host').get('csum')) == (
+        'qemu', 'off')
+    assert other.find('driver') is None
+    attached = ET.fromstring(config.interface_xml(libvirt_vif.guest_interface(make_vif())))
+    assert attached.find('driver/host').get('csum') == 'off'
 
 
 def test_spawn_without_network_info_has_no_nic(drv, plugger):
