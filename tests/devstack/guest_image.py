@@ -10,10 +10,12 @@ changed ``/init`` is built anew).
 
 A guest with a NIC (virtio-net, ``eth0``) also configures it by DHCP (busybox
 ``udhcpc``) and prints ``DHCP_MARKER ip=<address> ...`` with the lease; it then answers
-ping (the kernel does). Given ``novalite_ping=<address>`` on its kernel command line
-(the image's ``os_command_line``), it pings that address until it answers, or for
-``PING_SECONDS``, and prints ``PING_OK_MARKER`` or ``PING_FAIL_MARKER``. A guest
-without a NIC prints none of these.
+ping (the kernel does) and serves ``HTTP_BODY`` over HTTP on port 80 (busybox
+``httpd``). Given ``novalite_ping=<address>`` on its kernel command line (the image's
+``os_command_line``), it pings that address until it answers, or for ``PING_SECONDS``,
+and prints ``PING_OK_MARKER`` or ``PING_FAIL_MARKER``; then it fetches that address's
+page over TCP (busybox ``nc``) and prints ``TCP_OK_MARKER`` or ``TCP_FAIL_MARKER``. A
+guest without a NIC prints none of these.
 """
 from __future__ import annotations
 
@@ -43,6 +45,9 @@ MODULES = ('virtio_ring', 'virtio', 'virtio_pci_modern_dev', 'virtio_pci_legacy_
 DHCP_MARKER = 'GUEST-DHCP-LEASE'
 PING_OK_MARKER = 'GUEST-PING-OK'
 PING_FAIL_MARKER = 'GUEST-PING-FAIL'
+TCP_OK_MARKER = 'GUEST-TCP-OK'
+TCP_FAIL_MARKER = 'GUEST-TCP-FAIL'
+HTTP_BODY = 'NOVALITE-GUEST-HTTP'
 # How long a guest given novalite_ping=<address> keeps trying (TCG: its peer may boot
 # later than it does).
 PING_SECONDS = 180
@@ -68,12 +73,14 @@ done
 [ -e /sys/class/net/eth0 ] && /network.sh &
 while true; do sleep 3600; done
 '''
-# /network.sh: DHCP on eth0, then the ping of novalite_ping=<address>, if given.
+# /network.sh: DHCP on eth0, the web server, then the ping and the page of
+# novalite_ping=<address>, if given.
 NETWORK = '''#!/bin/sh
 ip link set lo up
 ip link set eth0 up
 echo "GUEST-NET-START mac=$(cat /sys/class/net/eth0/address) uptime=$(cut -d' ' -f1 /proc/uptime)"
 udhcpc -i eth0 -s /udhcpc.sh -t 30 -T 1 -n -q || echo "GUEST-DHCP-NONE"
+httpd -p 80 -h /www
 for arg in $(cat /proc/cmdline); do
     case "$arg" in novalite_ping=*) target=${arg#novalite_ping=};; esac
 done
@@ -83,13 +90,21 @@ end=$(( $(cut -d. -f1 /proc/uptime) + %(ping_seconds)d ))
 while [ "$(cut -d. -f1 /proc/uptime)" -lt $end ]; do
     tries=$((tries + 1))
     rtt=$(ping -c 1 -W 2 $target 2>/dev/null | sed -n 's/.*time=//p')
-    if [ -n "$rtt" ]; then
-        echo "%(ping_ok)s target=$target tries=$tries time=$rtt"
-        exit 0
-    fi
+    [ -n "$rtt" ] && break
     sleep 1
 done
-echo "%(ping_fail)s target=$target tries=$tries"
+if [ -z "$rtt" ]; then
+    echo "%(ping_fail)s target=$target tries=$tries"
+    exit 0
+fi
+echo "%(ping_ok)s target=$target tries=$tries time=$rtt"
+for try in 1 2 3; do
+    if printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 $target 80 | grep -q %(http)s; then
+        echo "%(tcp_ok)s target=$target tries=$try"
+        exit 0
+    fi
+done
+echo "%(tcp_fail)s target=$target"
 '''
 # udhcpc's script: the address, MTU and default route; the lease on the console.
 UDHCPC = '''#!/bin/sh
@@ -198,11 +213,13 @@ def _find_module(modules_dir: str, name: str) -> str:
 
 
 def _scripts() -> dict[str, str]:
-    """The initramfs's scripts, by path."""
+    """The initramfs's own files (the scripts, the web page), by path."""
     return {
         'init': INIT % {'modules': ' '.join(MODULES), 'marker': MARKER},
         'network.sh': NETWORK % {'ping_seconds': PING_SECONDS, 'ping_ok': PING_OK_MARKER,
-                                 'ping_fail': PING_FAIL_MARKER},
+                                 'ping_fail': PING_FAIL_MARKER, 'http': HTTP_BODY,
+                                 'tcp_ok': TCP_OK_MARKER, 'tcp_fail': TCP_FAIL_MARKER},
+        'www/index.html': HTTP_BODY + '\n',
         'udhcpc.sh': UDHCPC % {'dhcp': DHCP_MARKER},
     }
 
@@ -216,7 +233,7 @@ def _digest() -> str:
 def initramfs(busybox: str, modules_dir: str) -> bytes:
     """The gzip'd cpio of busybox, the modules, ``/init`` and the network scripts."""
     archive = CpioWriter()
-    for directory in ('bin', 'dev', 'proc', 'sys', 'lib', 'lib/modules'):
+    for directory in ('bin', 'dev', 'proc', 'sys', 'lib', 'lib/modules', 'www'):
         archive.directory(directory)
     # The kernel opens /dev/console for init before anything mounts devtmpfs.
     archive.device('dev/console', stat.S_IFCHR | 0o600, 5, 1)
