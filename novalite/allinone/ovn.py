@@ -503,13 +503,31 @@ def _delete(argv: list[str], name: str, listing: Callable[[], list[str]],
             errors.append(str(exc))
 
 
+def claimed_elsewhere() -> bool:
+    """Whether another process holds the machine's claim (its environment runs)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.bind(CLAIM)
+    except OSError:
+        return True
+    finally:
+        probe.close()
+    return False
+
+
 def leftovers(record: NetworkRecord) -> list[str]:
-    """Processes, namespaces and root namespace devices of ``record`` still there."""
+    """Processes, namespaces and root namespace devices of ``record`` still there.
+
+    ``br-int`` and ``ovs-netdev`` have the same names in every environment: once another
+    process holds the claim (the next environment started at once), they are its own.
+    """
     left = ['process %s (pid %d)' % (n, p) for n, p in processes(record).items()]
     left += ['netns %s' % ns for ns in netns_list()
              if ns in record['netns'] or ns.startswith(record['prefix'] + '-')]
+    shared = claimed_elsewhere()
     left += ['link %s' % name for name in root_links()
-             if name in record['links'] or name.startswith(record['prefix'])]
+             if (name in record['links'] and not (shared and name in ROOT_DEVICES))
+             or name.startswith(record['prefix'])]
     return left
 
 

@@ -97,3 +97,31 @@ def test_evacuate_rebinds_the_port_to_the_new_host(stack: Stack,
     finally:
         stack.start('compute-hostA')
     clients.delete_all(stack, [sid])
+
+
+def _port_of(stack: Stack, server_id: str) -> dict[str, Any]:
+    assert stack.neutron is not None
+    ports = stack.neutron.api('GET', '/ports?device_id=%s' % server_id).json()['ports']
+    assert len(ports) == 1, ports
+    return ports[0]
+
+
+def test_shelve_offload_unbinds_unshelve_rebinds_and_rebuild_keeps_the_port(
+        stack: Stack, net: dict[str, Any]) -> None:
+    sid = _boot_on(stack, net, 'shelver', 'hostA')
+    port = _port_of(stack, sid)
+    osc(stack, 'server', 'rebuild', '--image', 'cirros-tiny', '--wait', sid, fmt_json=False)
+    assert _port_of(stack, sid)['id'] == port['id']
+    assert _binding(stack, sid) == 'hostA'
+
+    osc(stack, 'server', 'shelve', '--offload', '--wait', sid, fmt_json=False)
+    _wait_status(stack, sid, 'SHELVED_OFFLOADED')
+    offloaded = _port_of(stack, sid)
+    assert offloaded['id'] == port['id'] and not offloaded['binding:host_id']
+    assert list(clients.server(stack, sid)['addresses']) == ['moves-net']
+
+    osc(stack, 'server', 'unshelve', '--wait', sid, fmt_json=False)
+    _wait_status(stack, sid, 'ACTIVE')
+    assert _port_of(stack, sid)['id'] == port['id']
+    assert _binding(stack, sid) == _host(stack, sid)
+    clients.delete_all(stack, [sid])
