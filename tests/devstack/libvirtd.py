@@ -3,14 +3,19 @@
 If ``qemu:///system`` already answers, the running daemon is used and left alone;
 otherwise virtlogd and libvirtd are started here, as daemons with pid files in a
 directory of the test's, and stopped again (by those pids) at the end.
+
+A compute host in a network namespace of its own gets a libvirtd of its own there
+(``NamespaceDaemon``), beside the machine's one.
 """
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -38,10 +43,10 @@ def check_packages() -> None:
         unavailable('qemu:///system needs root')
 
 
-def reachable(timeout: float = 30) -> bool:
-    """Whether ``qemu:///system`` answers (the first connection probes QEMU, ~8 s)."""
+def reachable(timeout: float = 30, uri: str = URI) -> bool:
+    """Whether ``uri`` answers (the first connection probes QEMU, ~8 s)."""
     try:
-        result = subprocess.run(['virsh', '-c', URI, 'version'], capture_output=True,
+        result = subprocess.run(['virsh', '-c', uri, 'version'], capture_output=True,
                                 timeout=timeout)
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -103,3 +108,96 @@ def _wait_gone(pid: int, timeout: float) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+# What a NamespaceDaemon gets a private copy of: libvirt's configuration, runtime, state,
+# cache and log folders, by their place in the machine's tree.
+PRIVATE_DIRS = {'etc': '/etc/libvirt', 'run': '/run/libvirt', 'lib': '/var/lib/libvirt',
+                'cache': '/var/cache/libvirt', 'log': '/var/log/libvirt'}
+# Run by `ip netns exec NETNS unshare --uts sh -c SCRIPT sh HOSTNAME`: `ip netns exec`
+# gives it a mount namespace of its own (mounts made in it stay there), unshare a
+# hostname of its own. libvirtd is exec'd: the process started is libvirtd itself.
+_NAMESPACE_SCRIPT = '''set -e
+hostname "$1"
+%(mounts)s
+exec libvirtd
+'''
+
+
+class NamespaceDaemon:
+    """A libvirtd of its own for a compute host whose network namespace is ``netns``.
+
+    Its QEMU processes run in that namespace, where they open the taps that the host's
+    novalite-compute (in the namespace too: ``Stack(netns_computes=True)``) made and
+    plugged into the host's ``br-int``. So that it neither sees nor touches the domains
+    of the machine's libvirtd, it runs with private folders (``PRIVATE_DIRS``, under
+    ``run_dir``, bind-mounted in its own mount namespace; its configuration a copy of
+    the machine's without domains or networks, and with ``stdio_handler = "file"``: no
+    virtlogd), and with its hostname set to ``hostname``, the name its compute driver
+    reports as the node. Its socket is a file under ``run_dir``, so the compute, in
+    another mount namespace, connects to ``uri`` (``qemu:///system?socket=...``). No
+    cgroups: ``ip netns exec`` mounts a /sys of the namespace, without them.
+    """
+
+    def __init__(self, run_dir: str, hostname: str) -> None:
+        self.run_dir = os.path.abspath(run_dir)
+        self.hostname = hostname
+        self.socket = os.path.join(self._private('run'), 'libvirt-sock')
+        self.uri = '%s?socket=%s' % (URI, self.socket)
+        self.log_file = os.path.join(self.run_dir, 'libvirtd.log')
+        self.popen: subprocess.Popen[bytes] | None = None
+
+    def _private(self, name: str) -> str:
+        return os.path.join(self.run_dir, name)
+
+    def _mounts(self) -> Iterator[str]:
+        for name, target in PRIVATE_DIRS.items():
+            # Made as libvirtd would make it (the machine's libvirtd may not have run).
+            yield 'mkdir -p %s' % target
+            yield 'mount --bind %s %s' % (shlex.quote(self._private(name)), target)
+
+    def prepare(self) -> None:
+        """The private folders, and the configuration copied from the machine's."""
+        for name, target in PRIVATE_DIRS.items():
+            if name == 'etc' and not os.path.exists(self._private(name)):
+                shutil.copytree(target, self._private(name), symlinks=True,
+                                ignore=shutil.ignore_patterns('qemu'))
+                os.makedirs(os.path.join(self._private(name), 'qemu'))
+                with open(os.path.join(self._private(name), 'qemu.conf'), 'a') as conf:
+                    conf.write('\n# a NamespaceDaemon: no virtlogd\nstdio_handler = "file"\n')
+            else:
+                os.makedirs(self._private(name), exist_ok=True)
+
+    def start(self, netns: str, timeout: float = 60) -> None:
+        """Start it in ``netns``; return once ``uri`` answers.
+
+        :raises RuntimeError: it exited, or did not answer within ``timeout``
+        """
+        self.prepare()
+        script = _NAMESPACE_SCRIPT % {'mounts': '\n'.join(self._mounts())}
+        with open(self.log_file, 'ab') as log:
+            self.popen = subprocess.Popen(
+                ['ip', 'netns', 'exec', netns, 'unshare', '--uts', 'sh', '-c', script, 'sh',
+                 self.hostname], stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while not reachable(uri=self.uri):
+            if self.popen.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError('libvirtd in %s did not answer on %s; see %s'
+                                   % (netns, self.uri, self.log_file))
+            time.sleep(0.5)
+
+    def stop(self, timeout: float = 30) -> list[str]:
+        """SIGTERM it (its domains should be gone: QEMU outlives libvirtd); returns what
+        did not exit."""
+        if self.popen is None or self.popen.poll() is not None:
+            return []
+        self.popen.terminate()
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+            return ['libvirtd in a namespace (pid %d, killed)' % self.popen.pid]
+        return []
