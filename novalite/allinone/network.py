@@ -21,7 +21,7 @@ from oslo_utils import uuidutils
 from sqlalchemy.engine import make_url
 
 from novalite.allinone import ovn
-from novalite.allinone.neutron import NeutronOnOvn, short_prefix
+from novalite.allinone.neutron import NeutronOnOvn, schema_heads, short_prefix
 from novalite.allinone.ovn import NetworkRecord
 
 DB_SERVER = 'mysql+pymysql://root@127.0.0.1:3306'
@@ -47,6 +47,8 @@ class AllInOneNeutron(NeutronOnOvn):
         state_dir = os.path.abspath(state_dir)
         self.record_file = os.path.join(state_dir, 'record.json')
         self.database_file = os.path.join(state_dir, 'database')
+        # The schema heads of the database when the last start was up.
+        self.heads_file = os.path.join(state_dir, 'schema-heads')
         self.db_server = db_server
         # What a killed novalite-all of this state folder left, removed by check().
         self.removed: list[str] | None = None
@@ -103,12 +105,39 @@ class AllInOneNeutron(NeutronOnOvn):
                 f.write(name + '\n')
             return name
 
+    def _url(self, name: str) -> str:
+        url = make_url(self.db_server).set(database=name)
+        return url.update_query_dict({'charset': 'utf8mb4'}).render_as_string(
+            hide_password=False)
+
+    def _central_files(self) -> list[str]:
+        return [os.path.join(self.ovn.central_dir, db) for db in ('ovnnb_db.db',
+                                                                   'ovnsb_db.db')]
+
+    def _kept_database(self, heads: set[str]) -> str | None:
+        """The database of the last start, if it was at ``heads`` when that start was up
+        and the OVN databases are still there."""
+        try:
+            with open(self.heads_file) as f:
+                kept = set(f.read().split())
+        except FileNotFoundError:
+            return None
+        if kept != heads or not os.path.exists(self.database_file) or not all(
+                os.path.exists(path) for path in self._central_files()):
+            return None
+        return self._url(self.database_name())
+
+    def start(self, timeout: float = 120.0) -> str:
+        url = super().start(timeout)
+        with open(self.heads_file, 'w') as f:
+            f.write('\n'.join(sorted(schema_heads(self.venv))) + '\n')
+        return url
+
     def _database_url(self) -> str:
         """The database of the earlier starts; a new one with new OVN databases when
         either is missing, since the OVN northbound database mirrors Neutron's."""
         name = self.database_name()
-        central = [os.path.join(self.ovn.central_dir, db) for db in ('ovnnb_db.db',
-                                                                      'ovnsb_db.db')]
+        central = self._central_files()
         engine = sa.create_engine(self.db_server, isolation_level='AUTOCOMMIT',
                                   poolclass=sa.pool.NullPool)
         try:
@@ -119,17 +148,17 @@ class AllInOneNeutron(NeutronOnOvn):
                 if not exists or not all(os.path.exists(path) for path in central):
                     conn.exec_driver_sql('DROP DATABASE IF EXISTS `%s`' % name)
                     conn.exec_driver_sql('CREATE DATABASE `%s` CHARACTER SET utf8mb4' % name)
-                    for path in glob.glob(os.path.join(self.ovn.central_dir, 'ovn*_db.db')):
-                        os.remove(path)
+                    for path in [self.heads_file, *glob.glob(os.path.join(
+                            self.ovn.central_dir, 'ovn*_db.db'))]:
+                        if os.path.exists(path):
+                            os.remove(path)
         except sa.exc.OperationalError as exc:
             raise RuntimeError('Neutron\'s database server %s cannot be reached (%s): start '
                                'MariaDB there, or name another with --neutron-db-server'
                                % (self.db_server, exc.orig)) from exc
         finally:
             engine.dispose()
-        url = make_url(self.db_server).set(database=name)
-        return url.update_query_dict({'charset': 'utf8mb4'}).render_as_string(
-            hide_password=False)
+        return self._url(name)
 
     # -- stop -----------------------------------------------------------------------------
 

@@ -225,6 +225,12 @@ class NeutronOnOvn:
         """
         raise NotImplementedError
 
+    def _kept_database(self, heads: set[str]) -> str | None:
+        """The URL of a database an earlier start left at ``heads``, if one is known
+        without looking at it (``start()`` then starts the API at once, and again should
+        the database turn out otherwise); ``None`` by default."""
+        return None
+
     def start(self, timeout: float = 120.0) -> str:
         """Start everything; returns the API's URL once every chassis is an agent alive.
 
@@ -235,18 +241,29 @@ class NeutronOnOvn:
         self.check()
         for path in (self.etc_dir, self.log_dir, self.tmp_dir):
             os.makedirs(path, exist_ok=True)
-        db_url = self._database_url()
-        self.write_conf(db_url)
         heads = schema_heads(self.venv)
+        expected = self._kept_database(heads) if heads else None
+        if expected is not None:
+            # Neutron's imports take seconds before it first reads its database: they
+            # start while the database is looked at, on the word of the last start.
+            self.write_conf(expected)
+            self._start_api()
+        db_url = self._database_url()
+        self.timings['db'] = time.monotonic() - started
         if heads and schema_revisions(db_url) == heads:
             self.schema = 'kept'
-            self.timings['db'] = time.monotonic() - started
-            # Neutron's imports (seconds) while OVS and OVN start (under a second): its
-            # OVSDB connections come later, and are retried.
-            self._start_api()
+            if expected != db_url:
+                self.api_process.stop()
+                self.write_conf(db_url)
+                self._start_api()
+            # OVS and OVN (under a second) while Neutron imports: its OVSDB connections
+            # come later, and are retried.
             self._start_ovn(started)
         else:
             self.schema = 'made'
+            if expected is not None:
+                self.api_process.stop()
+            self.write_conf(db_url)
             self._make_schema(started)
             self._start_api()
         self.wait_ready(timeout)
