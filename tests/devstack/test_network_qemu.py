@@ -59,7 +59,6 @@ from typing import Any
 import libvirt
 import pytest
 
-from novalite.allinone import ovn
 from novalite.devstack import Stack
 from tests.devstack import clients, guest_image, libvirtd, session
 from tests.devstack.clients import osc
@@ -123,16 +122,6 @@ class Cloud:
 _made: list[str] = []
 
 
-def _ours(left: list[str]) -> list[str]:
-    """``left`` without the userspace datapath's devices when another environment has
-    claimed the machine since this one stopped: they are that one's (same names)."""
-    with open('/proc/net/unix') as f:
-        claimed = any(line.split()[-1] == '@' + ovn.CLAIM[1:] for line in f
-                      if len(line.split()) > 7)
-    shared = {'link %s' % name for name in ovn.ROOT_DEVICES}
-    return [item for item in left if not (claimed and item in shared)]
-
-
 def _compute_conf(host: str, uri: str) -> dict[str, dict[str, Any]]:
     return {'DEFAULT': {'compute_driver': 'libvirt.LibvirtDriver',
                         'instances_path': os.path.join(INSTANCES_PATH, host)},
@@ -191,7 +180,7 @@ def cloud(image: guest_image.GuestImage,
                 if name in stack.daemons:
                     stack.stop(name)
             left += host_b.stop()
-            left += _ours(stack.down(check=False))
+            left += stack.down(check=False)
             if root_daemons is not None:
                 left += root_daemons.stop()
             shutil.rmtree(INSTANCES_PATH, ignore_errors=True)
