@@ -4,8 +4,12 @@ Built from the ``[neutron]`` keystoneauth options, as Nova's. Two ways to reach 
 
 - with Keystone (``auth_type`` set, e.g. ``password`` for the service user): admin calls
   (port binding, updates of ports the user cannot change) authenticate as the service
-  user; user calls carry the caller's own token to the same endpoint, so Neutron shows
-  the user only what the user may see;
+  user; user calls carry the caller's own token (``context.auth_token``, which the API's
+  keystonemiddleware pipeline puts in the request context) to the endpoint the service
+  user finds in the catalog, so Neutron shows the user only what the user may see. A
+  user call whose context has no token, as Nova's: an admin context (service work,
+  ``elevated()``) is served by the service user; any other is refused
+  (``NoUserToken``), since the service user would show it every project's resources;
 - keystone-less (no ``auth_type``, ``endpoint_override`` naming Neutron, which runs with
   ``auth_strategy = noauth``): every call goes unauthenticated and Neutron treats it as
   admin. No project header is sent (Neutron's noauth refuses one); a port is given its
@@ -63,6 +67,13 @@ class NeutronConflict(NeutronError):
     code = 409
 
 
+class NoUserToken(exception.NotAuthorized):
+    """A user call to a Keystone-authenticated Neutron from a context with no token."""
+
+    msg_fmt = 'No token of the caller (project %(project_id)s) to call Neutron with.'
+    code = 401
+
+
 _BY_STATUS: dict[int, type[NeutronError]] = {404: NeutronNotFound, 409: NeutronConflict}
 
 _ADAPTER: ks_adapter.Adapter | None = None
@@ -110,8 +121,18 @@ class Client:
     """One caller's view of Neutron: ``admin`` calls as the service, else as the user."""
 
     def __init__(self, context: Context | None, admin: bool = False) -> None:
+        """:param context: the caller; ``None``: the service (as ``admin``)
+        :param admin: call as the service whoever the caller is
+        :raises NoUserToken: with Keystone, a user call from a context that is not
+            admin and has no token (see the module docstring)
+        """
         self._token = None if admin or context is None else context.auth_token
         self._admin = admin or context is None
+        if CONF.neutron.auth_type and not (self._admin or self._token):
+            assert context is not None
+            if not context.is_admin:
+                raise NoUserToken(project_id=context.project_id)
+            self._admin = True
 
     def _request(self, method: str, path: str, body: dict | None = None,
                  params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -124,7 +145,7 @@ class Client:
         kwargs: dict[str, Any] = {'raise_exc': False}
         if body is not None:
             kwargs['json'] = body
-        if CONF.neutron.auth_type and not self._admin and self._token:
+        if CONF.neutron.auth_type and not self._admin:
             # The user's own token, to the endpoint the service user found.
             kwargs.update(endpoint_override=adapter.get_endpoint(), authenticated=False,
                           headers={'X-Auth-Token': self._token})
