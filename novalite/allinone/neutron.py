@@ -7,7 +7,9 @@ agents and no message bus: OVN answers DHCP itself, and the API talks to the OVN
 databases over unix sockets (``transport_url = fake://``). Requests pass unchecked
 (``auth_strategy = noauth``: send no project header, resources belong to Neutron's fake
 project). Neutron sends its events (``network-vif-plugged``...) to the novalite API given
-as ``nova_url``, with the noauth2 admin token. ``../shared/NEUTRON.md`` is the recipe this
+as ``nova_url``, with the noauth2 admin token. Given a ``KeystoneAuth`` instead, Neutron
+checks tokens with keystonemiddleware and posts its events as a service user, to the
+compute endpoint in Keystone's catalog. ``../shared/NEUTRON.md`` is the recipe this
 follows.
 
 Neutron's database is the subclass's (``_database_url``): MariaDB in both users, since
@@ -28,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
 import requests
@@ -112,6 +115,26 @@ def write_ini(path: str, sections: Sections) -> None:
         parser.write(conf)
 
 
+@dataclass(frozen=True)
+class KeystoneAuth:
+    """Neutron behind a Keystone (``auth_strategy = keystone``).
+
+    :param authtoken: ``[keystone_authtoken]``: Neutron's service user, which validates
+        the tokens it is sent
+    :param nova: ``[nova]``: keystoneauth options of the user Neutron posts its events
+        as (password auth and ``region_name``: the compute API is found in the catalog)
+    :param client: the ``[neutron]`` section of a novalite daemon (its service user;
+        Neutron is found in the catalog)
+    :param token: an admin token for this harness's own calls (``api()``, the readiness
+        check); ``None`` while Keystone cannot give one yet
+    """
+
+    authtoken: dict[str, Any]
+    nova: dict[str, Any]
+    client: dict[str, Any]
+    token: Callable[[], str | None]
+
+
 class NeutronOnOvn:
     """OVS/OVN with a chassis per host in ``hosts``, and Neutron's API on
     ``127.0.0.1:port``, all state under ``state_dir``; the database is a subclass's.
@@ -126,14 +149,18 @@ class NeutronOnOvn:
     :param port: the API's port on 127.0.0.1 (a free one)
     :param service_plugins: Neutron's ``service_plugins`` (L3 on OVN and the
         auto-allocated topology)
+    :param keystone: Neutron behind this Keystone; ``None``: ``noauth``, and events
+        sent to ``nova_url``
     """
 
     def __init__(self, state_dir: str, hosts: Sequence[str], nova_url: str, prefix: str,
                  venv: str | None = None,
                  on_record: Callable[[NetworkRecord], None] | None = None,
                  port: int | None = None,
-                 service_plugins: Sequence[str] = SERVICE_PLUGINS) -> None:
+                 service_plugins: Sequence[str] = SERVICE_PLUGINS,
+                 keystone: KeystoneAuth | None = None) -> None:
         self.dir = os.path.abspath(state_dir)
+        self.keystone = keystone
         self.hosts = tuple(hosts)
         self.nova_url = nova_url
         self.venv = venv or default_venv()
@@ -344,6 +371,14 @@ class NeutronOnOvn:
             hooks.write(_GUNICORN_CONF)
 
     def neutron_conf(self, db_url: str) -> Sections:
+        sections = self._noauth_conf(db_url)
+        if self.keystone is not None:
+            sections['DEFAULT']['auth_strategy'] = 'keystone'
+            sections['keystone_authtoken'] = dict(self.keystone.authtoken)
+            sections['nova'] = dict(self.keystone.nova)
+        return sections
+
+    def _noauth_conf(self, db_url: str) -> Sections:
         return {
             'DEFAULT': {
                 'debug': False, 'host': self.prefix + '-neutron-api',
@@ -401,6 +436,8 @@ class NeutronOnOvn:
 
     def alive_chassis(self) -> set[str]:
         """Hosts with an OVN Controller agent alive; empty while the API does not answer."""
+        if self.keystone is not None and self.keystone.token() is None:
+            return set()
         try:
             resp = self.api('GET', '/agents', timeout=10)
         except requests.RequestException:
@@ -411,13 +448,21 @@ class NeutronOnOvn:
                 if a['agent_type'] in OVN_AGENT_TYPES and a['alive']}
 
     def api(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        """A request to ``/v2.0<path>`` (no project header: noauth makes it admin)."""
-        return requests.request(method, self.url + '/v2.0' + path,
+        """A request to ``/v2.0<path>`` as admin (noauth: no project header; with
+        Keystone: the admin token of ``KeystoneAuth.token``)."""
+        headers = dict(kwargs.pop('headers', None) or {})
+        token = self.keystone.token() if self.keystone is not None else None
+        if token is not None:
+            headers.setdefault('X-Auth-Token', token)
+        return requests.request(method, self.url + '/v2.0' + path, headers=headers,
                                 timeout=kwargs.pop('timeout', 60), **kwargs)
 
     def daemon_conf(self) -> Sections:
-        """What a novalite daemon needs to reach this Neutron (no auth: noauth); the
-        computes audit their ports every 5 s, so tests see a heal soon."""
+        """What a novalite daemon needs to reach this Neutron (noauth: its URL; with
+        Keystone: a service user, Neutron found in the catalog); the computes audit
+        their ports every 5 s, so tests see a heal soon."""
+        if self.keystone is not None:
+            return {'neutron': {**self.keystone.client, 'port_audit_interval': 5}}
         return {'neutron': {'endpoint_override': self.url, 'port_audit_interval': 5}}
 
     # -- stop ----------------------------------------------------------------------------

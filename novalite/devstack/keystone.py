@@ -23,14 +23,22 @@ ADMIN_PASSWORD = 'devstack-admin'
 REGION = 'RegionOne'
 SERVICE_PROJECT = 'service'
 # name: (password, project, role). ``admin`` is Keystone's bootstrap user; ``nova`` is
-# the service user the API's auth_token middleware validates tokens with.
+# the service user the API's auth_token middleware validates tokens with, and the one
+# novalite's daemons call Neutron as and Neutron posts its events as; ``neutron`` is
+# Neutron's own (its auth_token middleware).
 USERS: dict[str, tuple[str, str, str]] = {
     'admin': (ADMIN_PASSWORD, 'admin', 'admin'),
     'nova': ('nova-secret', SERVICE_PROJECT, 'admin'),
+    'neutron': ('neutron-secret', SERVICE_PROJECT, 'admin'),
     'alice': ('alice-secret', 'alpha', 'member'),
     'bob': ('bob-secret', 'beta', 'member'),
     'rita': ('rita-secret', 'alpha', 'reader'),
 }
+# Roles beyond ``USERS``' one, in the same project. The service users also get the
+# ``service`` role, as Nova's deployments give them: Neutron's default policies let only
+# it write some port fields (``binding:profile``), and novalite's policy takes it for
+# ``os-server-external-events``.
+EXTRA_ROLES: dict[str, tuple[str, ...]] = {'nova': ('service',), 'neutron': ('service',)}
 # The WSGI module gunicorn serves: Keystone parses sys.argv (gunicorn's) at import.
 _WSGI_SHIM = ('"""Keystone\'s WSGI application, with gunicorn\'s arguments hidden from it."""\n'
               'import sys\n\nsys.argv = sys.argv[:1]\n'
@@ -158,20 +166,25 @@ class KeystoneProcess:
         return found[0]['id']
 
     def create_identities(self) -> None:
-        """The projects, users and role assignments of ``USERS`` (admin exists)."""
+        """The projects, users and role assignments of ``USERS`` and ``EXTRA_ROLES``
+        (admin exists; bootstrap made the roles admin, member and reader)."""
         projects = {'admin': self._id('projects', 'admin')}
         for _password, project, _role in USERS.values():
             if project not in projects:
                 projects[project] = self._call('POST', '/projects', json={'project': {
                     'name': project, 'domain_id': 'default'}})['project']['id']
         roles = {r['name']: r['id'] for r in self._call('GET', '/roles')['roles']}
+        for role in {r for extra in EXTRA_ROLES.values() for r in extra} - set(roles):
+            roles[role] = self._call('POST', '/roles', json={'role': {
+                'name': role}})['role']['id']
         for name, (password, project, role) in USERS.items():
             if name == 'admin':
                 continue
             user_id = self._call('POST', '/users', json={'user': {
                 'name': name, 'password': password, 'domain_id': 'default'}})['user']['id']
-            self._call('PUT', '/projects/%s/users/%s/roles/%s'
-                       % (projects[project], user_id, roles[role]))
+            for granted in (role, *EXTRA_ROLES.get(name, ())):
+                self._call('PUT', '/projects/%s/users/%s/roles/%s'
+                           % (projects[project], user_id, roles[granted]))
 
     def register_service(self, service_type: str, name: str, url: str) -> None:
         """A catalog entry: the service and its public endpoint in ``REGION``."""
@@ -185,11 +198,17 @@ class KeystoneProcess:
     def project_id(self, name: str) -> str:
         return self._id('projects', name)
 
-    def authtoken_conf(self) -> dict[str, Any]:
-        """The ``[keystone_authtoken]`` options of a service validating tokens here."""
-        password, project, _role = USERS['nova']
-        return {'www_authenticate_uri': self.auth_url, 'auth_url': self.auth_url,
-                'auth_type': 'password', 'username': 'nova', 'password': password,
-                'project_name': project, 'user_domain_name': 'Default',
-                'project_domain_name': 'Default', 'region_name': REGION,
+    def password_conf(self, user: str) -> dict[str, Any]:
+        """keystoneauth's ``password`` options (a config section) for one of ``USERS``,
+        with ``region_name``: where a service finds the others in the catalog."""
+        password, project, _role = USERS[user]
+        return {'auth_type': 'password', 'auth_url': self.auth_url, 'username': user,
+                'password': password, 'project_name': project,
+                'user_domain_name': 'Default', 'project_domain_name': 'Default',
+                'region_name': REGION}
+
+    def authtoken_conf(self, user: str = 'nova') -> dict[str, Any]:
+        """The ``[keystone_authtoken]`` options of a service validating tokens here as
+        its service user ``user``."""
+        return {'www_authenticate_uri': self.auth_url, **self.password_conf(user),
                 'service_token_roles_required': True}

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from novalite.allinone import neutron, ovn
-from novalite.allinone.neutron import SERVICE_PLUGINS, default_venv, short_prefix
+from novalite.allinone.neutron import SERVICE_PLUGINS, KeystoneAuth, default_venv, short_prefix
 from novalite.allinone.ovn import NetworkRecord
 from novalite.devstack import backends
 
-__all__ = ['BACKEND', 'NeutronEnvironment', 'default_venv', 'leftovers', 'short_prefix',
-           'teardown']
+__all__ = ['BACKEND', 'KeystoneAuth', 'NeutronEnvironment', 'default_venv', 'leftovers',
+           'short_prefix', 'teardown']
 
 # Neutron's own database is on MariaDB whatever the stack's backend.
 BACKEND = 'mysql'
@@ -36,9 +36,11 @@ class NeutronEnvironment(neutron.NeutronOnOvn):
                  venv: str | None = None,
                  on_record: Callable[[NetworkRecord], None] | None = None,
                  port: int | None = None,
-                 service_plugins: Sequence[str] = SERVICE_PLUGINS) -> None:
+                 service_plugins: Sequence[str] = SERVICE_PLUGINS,
+                 keystone: KeystoneAuth | None = None) -> None:
         super().__init__(state_dir, hosts, nova_url, short_prefix(name), venv=venv,
-                         on_record=on_record, port=port, service_plugins=service_plugins)
+                         on_record=on_record, port=port, service_plugins=service_plugins,
+                         keystone=keystone)
         self.database = '%s_neutron' % name
 
     def _database_url(self) -> str:

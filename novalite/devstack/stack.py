@@ -34,7 +34,7 @@ from novalite.allinone import glance as glance_process
 from novalite.allinone.ovn import NetworkRecord
 from novalite.devstack import backends, config, process
 from novalite.devstack.keystone import KeystoneProcess
-from novalite.devstack.neutron import NeutronEnvironment
+from novalite.devstack.neutron import KeystoneAuth, NeutronEnvironment
 from novalite.devstack.placement import PlacementProcess
 from novalite.devstack.teardown import leftovers, teardown
 
@@ -65,7 +65,10 @@ class Stack:
         (``novalite.devstack.keystone``), the API behind auth_token, password clouds
     :param network: also the real Neutron (ML2/OVN) with an OVN chassis per compute host
         (``novalite.devstack.neutron``); the daemons and clouds.yaml are pointed at it,
-        each compute's os-vif at its host's switch
+        each compute's os-vif at its host's switch. With ``auth='keystone'`` Neutron is
+        behind auth_token too, in the catalog as ``network``: the daemons call it as the
+        ``nova`` service user (users' calls with the users' tokens), and it posts its
+        events as that user
     :param netns_computes: with ``network``, run each compute whose chassis has a
         network namespace inside it (see the module docstring)
     :param before_daemons: called with the stack once everything the novalite daemons
@@ -92,15 +95,14 @@ class Stack:
             raise ValueError('backend must be one of %s' % ', '.join(backends.SERVER_URLS))
         if auth not in ('noauth2', 'keystone'):
             raise ValueError('auth must be noauth2 or keystone')
-        if network and auth == 'keystone':
-            raise NotImplementedError('network=True with auth=keystone: Neutron runs with '
-                                      'auth_strategy = noauth only, so far')
         self.network = network
         self.netns_computes = netns_computes
         self.before_daemons = before_daemons
         self.neutron: NeutronEnvironment | None = None
         self.auth = auth
         self.keystone: KeystoneProcess | None = None
+        # Set once Keystone has the stack's users and catalog (Neutron waits for it).
+        self._identities = threading.Event()
         self.state_dir = os.path.abspath(state_dir)
         self.backend = backend
         self.computes = computes
@@ -147,10 +149,16 @@ class Stack:
         # Known before Neutron starts: its [nova] endpoint, for its events.
         self.api_port = glance_process.free_port()
         self.api_url = 'http://127.0.0.1:%d' % self.api_port
+        if self.auth == 'keystone':
+            # Its URL too: Neutron's configuration names it.
+            self.keystone = KeystoneProcess(os.path.join(self.etc_dir, 'keystone'),
+                                            glance_process.free_port(),
+                                            os.path.join(self.log_dir, 'keystone.log'))
         if self.network:
             self.neutron = NeutronEnvironment(
                 os.path.join(self.state_dir, 'neutron'), self.computes, self.api_url,
-                self.name, on_record=self._record_network)
+                self.name, on_record=self._record_network,
+                keystone=self._neutron_keystone())
             self.neutron.check()
         transport_url = self._make_vhost_and_databases()
         if self.neutron is not None:
@@ -164,7 +172,7 @@ class Stack:
         self._glance_thread = threading.Thread(target=self._start_glance, daemon=True)
         self._glance_thread.start()
         self._start_placement()
-        if self.auth == 'keystone':
+        if self.keystone is not None:
             self._start_keystone()
         self._glance_thread.join(120)
         if not self.glance_url:
@@ -186,7 +194,6 @@ class Stack:
                                self.placement.url,
                                self.neutron.url if self.neutron is not None else None)
         else:
-            self.keystone.register_service('compute', 'nova', self.api_url + '/v2.1')
             config.keystone_clouds_yaml(self.clouds_yaml, self.keystone.auth_url,
                                         self.glance_url, self.placement.url)
 
@@ -215,16 +222,35 @@ class Stack:
         self._record_pid('placement', self.placement.process.pid)
 
     def _start_keystone(self) -> None:
-        """Keystone, bootstrapped, with the users of ``keystone.USERS``; a daemon of the
-        stack, so that teardown stops it with the others."""
-        self.keystone = KeystoneProcess(os.path.join(self.etc_dir, 'keystone'),
-                                        glance_process.free_port(),
-                                        os.path.join(self.log_dir, 'keystone.log'))
+        """Keystone, bootstrapped, with the users of ``keystone.USERS`` and the catalog
+        (the Compute API; Neutron when there is one); a daemon of the stack, so that
+        teardown stops it with the others."""
+        assert self.keystone is not None
         self.keystone.setup()
         self.daemons['keystone'] = self.keystone.process
         self.keystone.start()
         self._record_pid('keystone', self.keystone.process.pid)
         self.keystone.create_identities()
+        self.keystone.register_service('compute', 'nova', self.api_url + '/v2.1')
+        if self.neutron is not None:
+            self.keystone.register_service('network', 'neutron', self.neutron.url)
+        self._identities.set()
+
+    def _neutron_keystone(self) -> KeystoneAuth | None:
+        """How Neutron meets the stack's Keystone (None without one): its own service
+        user ``neutron``; ``nova`` for its events and for the daemons' calls."""
+        if self.keystone is None:
+            return None
+        return KeystoneAuth(authtoken=self.keystone.authtoken_conf('neutron'),
+                            nova=self.keystone.password_conf('nova'),
+                            client=self.keystone.password_conf('nova'),
+                            token=self._keystone_admin_token)
+
+    def _keystone_admin_token(self) -> str | None:
+        """The Keystone admin's token once the stack's identities exist, else None."""
+        if self.keystone is None or not self._identities.is_set():
+            return None
+        return self.keystone.token('admin')
 
     def _configure(self, transport_url: str) -> None:
         """Each daemon's config file, then the schemas and cells (novalite-manage)."""
@@ -300,6 +326,8 @@ class Stack:
                 self.glance_url, self.api_url]
         if self.neutron is not None:
             urls.append(self.neutron.url)
+        if self.keystone is not None:
+            urls.append(self.keystone.url)
         ports = set()
         for url in urls:
             parts = urlsplit(url)
