@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +53,7 @@ class AllInOneNeutron(NeutronOnOvn):
         self.db_server = db_server
         # What a killed novalite-all of this state folder left, removed by check().
         self.removed: list[str] | None = None
+        self._record_lock = threading.Lock()
         os.makedirs(state_dir, exist_ok=True)
         super().__init__(state_dir, hosts, nova_url, short_prefix('novalite-all:' + state_dir),
                          venv=venv, on_record=self._save_record, port=port)
@@ -59,10 +61,11 @@ class AllInOneNeutron(NeutronOnOvn):
     # -- the record of what runs -----------------------------------------------------------
 
     def _save_record(self, record: NetworkRecord) -> None:
-        tmp = self.record_file + '.tmp'
-        with open(tmp, 'w') as out:
-            json.dump(record, out)
-        os.replace(tmp, self.record_file)
+        with self._record_lock:
+            tmp = self.record_file + '.tmp'
+            with open(tmp, 'w') as out:
+                json.dump(record, out)
+            os.replace(tmp, self.record_file)
 
     def check(self) -> None:
         """``NeutronOnOvn.check``, and what a killed novalite-all of this state folder

@@ -246,8 +246,8 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
              sys.stderr)
         return 1
     hosts = tuple('compute%d' % i for i in range(1, args.computes + 1))
-    # Neutron (4-9 s) and Glance (1.5-3 s) are the slowest parts: they start first and
-    # come up while the rest of novalite is imported and started.
+    # Neutron (4-5 s, 12-19 s the first time) and Glance (1.5-3 s) are the slowest parts:
+    # they start first and come up while the rest of novalite is imported and started.
     neutron = None
     if args.network:
         neutron = _start_network(args, state_dir, hosts)
