@@ -69,6 +69,9 @@ class VIF(TypedDict, total=False):
     preserve_on_delete: bool
     tag: str | None
     network: Network
+    # novalite's: the port's security groups as last seen ({'id', 'name'}), so a server
+    # view names them without asking Neutron (Nova asks on every GET).
+    security_groups: list[dict[str, str]]
 
 
 NetworkInfo = list[VIF]
@@ -103,6 +106,15 @@ def addresses(network_info: NetworkInfo) -> dict[str, list[dict[str, Any]]]:
                                 'OS-EXT-IPS:type': address.get('type', 'fixed'),
                                 'OS-EXT-IPS-MAC:mac_addr': vif.get('address')})
     return out
+
+
+def security_group_names(network_info: NetworkInfo) -> list[dict[str, str]] | None:
+    """``[{'name': ...}]`` of each port's groups in port order (a group on two ports
+    twice, as Nova shows them); None when a VIF does not carry its groups."""
+    if any('security_groups' not in vif for vif in network_info):
+        return None
+    return [{'name': group['name'] or group['id']} for vif in network_info
+            for group in vif['security_groups']]
 
 
 def port_ids(network_info: NetworkInfo) -> list[str]:

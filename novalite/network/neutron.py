@@ -50,9 +50,10 @@ def _subnet(subnet: dict[str, Any], ips: list[model.IP]) -> model.Subnet:
 
 def build_vif(port: dict[str, Any], network: dict[str, Any], subnets: dict[str, dict],
               floating: dict[str, list[dict[str, Any]]], preserve: bool,
-              tag: str | None = None) -> model.VIF:
-    """One VIF of the network info, from Neutron's port, network, subnets and floating
-    IPs."""
+              tag: str | None = None,
+              groups: dict[str, dict[str, Any]] | None = None) -> model.VIF:
+    """One VIF of the network info, from Neutron's port, network, subnets, floating IPs
+    and security groups (by id)."""
     details = port.get('binding:vif_details') or {}
     by_subnet: dict[str, list[model.IP]] = {}
     for fixed in port.get('fixed_ips', []):
@@ -70,6 +71,8 @@ def build_vif(port: dict[str, Any], network: dict[str, Any], subnets: dict[str, 
         vnic_type=port.get('binding:vnic_type', 'normal'),
         active=port.get('status') == 'ACTIVE', details=details,
         profile=port.get('binding:profile') or {}, preserve_on_delete=preserve, tag=tag,
+        security_groups=[{'id': g, 'name': (groups or {}).get(g, {}).get('name') or g}
+                         for g in port.get('security_groups') or []],
         network=model.Network(
             id=network['id'], label=network.get('name') or network['id'],
             bridge=details.get('bridge_name') or CONF.neutron.ovs_bridge,
@@ -111,7 +114,7 @@ class API:
                                tags: dict[str, str | None] | None = None
                                ) -> model.NetworkInfo:
         """The network info of ``ports`` (in their order): one call for their networks,
-        one for their subnets, one for floating IPs."""
+        one for their subnets, one for floating IPs, one for their security groups."""
         if not ports:
             return []
         network_ids = sorted({p['network_id'] for p in ports})
@@ -126,9 +129,13 @@ class API:
             fips = []  # no L3 (router) extension: no floating IPs
         for fip in fips:
             floating.setdefault(fip.get('fixed_ip_address'), []).append(fip)
+        group_ids = sorted({g for p in ports for g in p.get('security_groups') or []})
+        groups = {g['id']: g for g in self._admin.list_security_groups(
+            id=group_ids, fields=['id', 'name'])} if group_ids else {}
         keep = set(preserve)
         return [build_vif(p, networks.get(p['network_id'], {'id': p['network_id']}),
-                          subnets, floating, p['id'] in keep, (tags or {}).get(p['id']))
+                          subnets, floating, p['id'] in keep, (tags or {}).get(p['id']),
+                          groups)
                 for p in ports]
 
     def get_instance_nw_info(self, context: Any, instance: InstanceLike,

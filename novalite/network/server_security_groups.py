@@ -27,7 +27,7 @@ def _ports_and_groups(neutron: Neutron, server_ids: Sequence[str], detailed: boo
     ports: list[dict[str, Any]] = []
     for chunk in sg_api.chunks(list(server_ids)):
         ports += neutron.get('/ports', device_id=chunk,
-                             fields=['device_id', 'security_groups'])['ports']
+                             fields=['id', 'device_id', 'security_groups'])['ports']
     group_ids = list(dict.fromkeys(g for p in ports for g in p.get('security_groups') or []))
     groups: dict[str, dict[str, Any]] = {}
     fields = {} if detailed else {'fields': ['id', 'name']}
@@ -51,6 +51,14 @@ def bindings(neutron: Neutron, server_ids: Sequence[str]) -> dict[str, list[dict
                 found.setdefault(port['device_id'], []).append(
                     {'name': group.get('name') or group['id']})
     return found
+
+
+def port_groups(neutron: Neutron, server_id: str) -> dict[str, list[dict[str, str]]]:
+    """The ``{'id', 'name'}`` of the groups of each of the server's ports, by port id
+    (what the server's network info cache keeps)."""
+    ports, groups = _ports_and_groups(neutron, [server_id], detailed=False)
+    return {p['id']: [{'id': g, 'name': groups.get(g, {}).get('name') or g}
+                      for g in p.get('security_groups') or []] for p in ports}
 
 
 def groups_of(neutron: Neutron, server_id: str) -> list[sg_api.NovaGroup]:

@@ -197,3 +197,20 @@ def test_the_client_maps_neutrons_errors(monkeypatch):
         neutron_client.Client(None, admin=True).show_port('p9')
     assert caught.value.neutron_type == 'PortNotFound'
     assert 'could not be found' in caught.value.format_message()
+
+
+def test_the_cache_names_the_ports_groups_or_says_it_cannot():
+    vifs = [model.VIF(id='p1', security_groups=[{'id': 'g1', 'name': 'web'},
+                                                {'id': 'g2', 'name': ''}]),
+            model.VIF(id='p2', security_groups=[{'id': 'g1', 'name': 'web'}])]
+    assert model.security_group_names(vifs) == [{'name': 'web'}, {'name': 'g2'},
+                                                {'name': 'web'}]
+    assert model.security_group_names([]) == []
+    assert model.security_group_names([model.VIF(id='p3')]) is None
+
+
+def test_the_network_info_carries_the_ports_groups(double, api):
+    net = double.add_network()
+    port = double.add_port(net, security_groups=['sg-default'])
+    info = api.network_info_for_ports([double.ports[port['id']]], [])
+    assert info[0]['security_groups'] == [{'id': 'sg-default', 'name': 'default'}]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import webob.exc
+from oslo_log import log as logging
 
 from novalite import context as nl_context
 from novalite import exception
@@ -22,7 +23,10 @@ from novalite.conf import CONF
 from novalite.network import client as neutron_client
 from novalite.network import security_group_api as sg_api
 from novalite.network import server_security_groups
+from novalite.objects.instance_info_cache import InstanceInfoCache
 from novalite.policies import security_groups as policies
+
+LOG = logging.getLogger(__name__)
 
 
 class Server(Protocol):
@@ -30,6 +34,7 @@ class Server(Protocol):
 
     uuid: str
     project_id: str | None
+    info_cache: InstanceInfoCache
 
 POLICY = policies.POLICY_NAME
 NO_NETWORK_SERVICE = 'No network service (Neutron) is configured.'
@@ -199,6 +204,20 @@ def _group_name(args: dict[str, Any]) -> str:
     return name
 
 
+def _cache_groups(neutron: neutron_client.Client, instance: Server) -> None:
+    """Write the ports' groups, as they are now, into the server's network info cache
+    (the server views read them there)."""
+    try:
+        groups = server_security_groups.port_groups(neutron, instance.uuid)
+        cache = instance.info_cache
+        cache.network_info = [dict(vif, security_groups=groups.get(vif['id'], []))
+                              for vif in cache.network_info]
+        cache.save()
+    except Exception as exc:
+        # The change itself is done: a stale cache heals on the next refresh.
+        LOG.warning('Could not cache the security groups of %s: %s', instance.uuid, exc)
+
+
 def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
@@ -216,6 +235,7 @@ def actions(controller: common.ComputeAPIUser) -> dict:
         else:
             server_security_groups.remove_from_server(neutron, context.project_id,
                                                       instance.uuid, name)
+        _cache_groups(neutron, instance)
         return wsgi.ResponseObject(None, code=202)
 
     def add(req: wsgi.Request, instance: Server,

@@ -11,8 +11,8 @@ from oslo_serialization import jsonutils
 from novalite import exception
 from novalite.api.openstack import wsgi
 from novalite.network import client as neutron_client
+from novalite.network import model, server_security_groups
 from novalite.network import security_group_api as sg_api
-from novalite.network import server_security_groups
 
 LOG = logging.getLogger(__name__)
 
@@ -61,21 +61,35 @@ def groups(nova_groups: Sequence[sg_api.NovaGroup], sources: Sources
 
 def for_servers(req: wsgi.Request, instances: Sequence[ServerLike]
                 ) -> dict[str, list[dict[str, Any]]]:
-    """``[{'name': ...}]`` of each listed server's ports, by server uuid, in two Neutron
-    queries for the whole list.
+    """``[{'name': ...}]`` of each listed server's ports, by server uuid.
 
-    No query without Neutron, nor for servers that are still build requests (no cell
-    row, so no ports yet). A Neutron that cannot answer leaves the groups out rather than
-    fail the list of servers.
+    From each server's network info cache, which keeps its ports' groups: no Neutron
+    call (Nova makes two per GET, so every status poll of a booting server cost Neutron
+    as much as a port). Only servers whose cache predates that (its VIFs without their
+    groups) are asked of Neutron, in two queries for all of them. None for build
+    requests (no cell row, so no ports yet) or without Neutron. A Neutron that cannot
+    answer leaves those servers' groups out rather than fail the list.
     """
-    ids = [i.uuid for i in instances if getattr(i, '_obj_id', None) is not None]
-    if not ids or not neutron_client.configured():
-        return {}
+    found: dict[str, list[dict[str, Any]]] = {}
+    ask: list[str] = []
+    for instance in instances:
+        if getattr(instance, '_obj_id', None) is None:
+            continue
+        cache = getattr(instance, '_obj_info_cache', None)
+        names = model.security_group_names(cache.network_info) if cache is not None \
+            else None
+        if names is None:
+            ask.append(instance.uuid)
+        elif names:
+            found[instance.uuid] = names
+    if not ask or not neutron_client.configured():
+        return found
     try:
-        return server_security_groups.bindings(neutron_client.Client(req.context), ids)
+        found.update(server_security_groups.bindings(neutron_client.Client(req.context),
+                                                     ask))
     except (exception.NeutronConnectionFailed, neutron_client.NeutronError) as exc:
-        LOG.warning('Security groups of %d servers left out: %s', len(ids), exc)
-        return {}
+        LOG.warning('Security groups of %d servers left out: %s', len(ask), exc)
+    return found
 
 
 def requested(req: wsgi.Request) -> list[dict[str, Any]]:
