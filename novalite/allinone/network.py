@@ -130,6 +130,11 @@ class AllInOneNeutron(NeutronOnOvn):
             return None
         return self._url(self.database_name())
 
+    def _make_schema(self, started: float) -> None:
+        if os.path.exists(self.heads_file):
+            os.remove(self.heads_file)
+        super()._make_schema(started)
+
     def start(self, timeout: float = 120.0) -> str:
         url = super().start(timeout)
         with open(self.heads_file, 'w') as f:
@@ -138,9 +143,11 @@ class AllInOneNeutron(NeutronOnOvn):
 
     def _database_url(self) -> str:
         """The database of the earlier starts; a new one with new OVN databases when
-        either is missing, since the OVN northbound database mirrors Neutron's."""
+        either is missing, since the OVN northbound database mirrors Neutron's, or when
+        no start was up since its schema was last touched (a migration cut short may
+        have left it half done: MariaDB does not roll back DDL)."""
         name = self.database_name()
-        central = self._central_files()
+        kept = [*self._central_files(), self.heads_file]
         engine = sa.create_engine(self.db_server, isolation_level='AUTOCOMMIT',
                                   poolclass=sa.pool.NullPool)
         try:
@@ -148,7 +155,7 @@ class AllInOneNeutron(NeutronOnOvn):
                 exists = conn.exec_driver_sql(
                     'SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s',
                     (name,)).first()
-                if not exists or not all(os.path.exists(path) for path in central):
+                if not exists or not all(os.path.exists(path) for path in kept):
                     conn.exec_driver_sql('DROP DATABASE IF EXISTS `%s`' % name)
                     conn.exec_driver_sql('CREATE DATABASE `%s` CHARACTER SET utf8mb4' % name)
                     for path in [self.heads_file, *glob.glob(os.path.join(
