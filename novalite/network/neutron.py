@@ -111,10 +111,11 @@ class API:
     # -- building the network info --------------------------------------------------
 
     def network_info_for_ports(self, ports: list[dict[str, Any]], preserve: Iterable[str],
-                               tags: dict[str, str | None] | None = None
-                               ) -> model.NetworkInfo:
+                               tags: dict[str, str | None] | None = None,
+                               new: Iterable[str] = ()) -> model.NetworkInfo:
         """The network info of ``ports`` (in their order): one call for their networks,
-        one for their subnets, one for floating IPs, one for their security groups."""
+        one for their subnets, one for their floating IPs (none when every port is
+        ``new``, made just now: it has none), one for their security groups."""
         if not ports:
             return []
         network_ids = sorted({p['network_id'] for p in ports})
@@ -123,8 +124,10 @@ class API:
         subnets = {s['id']: s for s in self._admin.list_subnets(id=subnet_ids)} \
             if subnet_ids else {}
         floating: dict[str, list[dict[str, Any]]] = {}
+        made = set(new)
+        older = [p['id'] for p in ports if p['id'] not in made]
         try:
-            fips = self._admin.list_floatingips(port_id=[p['id'] for p in ports])
+            fips = self._admin.list_floatingips(port_id=older) if older else []
         except neutron_client.NeutronNotFound:
             fips = []  # no L3 (router) extension: no floating IPs
         for fip in fips:
@@ -198,7 +201,8 @@ class API:
                 tags[port['id']] = request.get('tag')
                 if port.get('binding:vif_type') == model.VIF_TYPE_BINDING_FAILED:
                     raise exception.PortBindingFailed(port_id=port['id'], host=host)
-            return self.network_info_for_ports(done, preserve, tags)
+            return self.network_info_for_ports(
+                done, preserve, tags, new=[p['id'] for p in done if p['id'] not in preserve])
         except Exception:
             self._release(done, preserve)
             raise

@@ -48,10 +48,20 @@ def test_allocate_binds_new_and_user_ports_to_the_host(double, api):
         assert vif['type'] == 'ovs' and vif['devname'] == model.devname(vif['id'])
         assert vif['network']['label'] == 'private'
         assert vif['network']['meta']['mtu'] == 1442
-    # One call makes and binds each new port; networks and subnets are read once.
+    # One call makes and binds each new port; networks and subnets are read once;
+    # floating IPs only of the user's port (a port made just now has none).
     names = [name for name, _ in double.calls]
     assert names.count('create_port') == 1 and names.count('update_port') == 1
     assert names.count('list_networks') == 1 and names.count('list_subnets') == 1
+    assert [f for n, f in double.calls if n == 'list_floatingips'] == [
+        {'port_id': [user_port['id']]}]
+
+
+def test_a_boot_on_one_network_asks_neutron_three_times(double, api):
+    net = double.add_network()
+    api.allocate_for_instance(None, _instance(), [{'network_id': net['id']}], 'hostA')
+    assert [name for name, _ in double.calls] == ['create_port', 'list_networks',
+                                                  'list_subnets']
 
 
 def test_a_failed_binding_releases_what_was_done(double, api):
