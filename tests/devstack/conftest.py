@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from tests.devstack import session
+from tests.devstack import network, session
 
 
 def pytest_collection_modifyitems(items):
@@ -48,6 +48,8 @@ def pytest_runtest_setup(item):
 @pytest.fixture(scope='module')
 def stack(request, tmp_path_factory):
     kwargs = getattr(request.module, 'STACK', {})
+    if kwargs.get('network'):
+        network.require_network()  # before any stack is closed or started
     key = json.dumps(kwargs, sort_keys=True)
     if _Current.key != key:
         _Current.close()

@@ -22,17 +22,12 @@ import requests
 from novalite.devstack import Stack
 from tests.devstack import clients
 from tests.devstack.test_keystone import osc, rest
-from tests.devstack.test_neutron_harness import Plugged, require_network
+from tests.devstack.test_neutron_harness import Plugged
 
 STACK = {'network': True, 'auth': 'keystone'}
 NET = 'alpha-net'
 CIDR = '10.40.0.0/24'
 
-
-@pytest.fixture(scope='module', autouse=True)
-def _network_available() -> Iterator[None]:
-    require_network()
-    yield
 
 
 @pytest.fixture(scope='module')

@@ -4,31 +4,19 @@ server that is in ERROR or deleted (the computes' port audit, every 5 s here).""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from novalite.devstack import Stack
-from tests.devstack import clients
-from tests.devstack.clients import osc
-from tests.devstack.test_neutron_harness import require_network
+from tests.devstack import clients, network
 
 STACK = {'network': True}
 
 
-@pytest.fixture(scope='module', autouse=True)
-def _network_available() -> Iterator[None]:
-    require_network()
-    yield
-
-
 @pytest.fixture(scope='module')
 def net(stack: Stack) -> dict[str, Any]:
-    network = osc(stack, 'network', 'create', 'faults-net')
-    osc(stack, 'subnet', 'create', '--network', 'faults-net', '--subnet-range',
-        '10.30.0.0/24', 'faults-subnet')
-    return network
+    return network.make_network(stack, 'faults-net', '10.30.0.0/24')
 
 
 def _stop_neutron(stack: Stack) -> None:

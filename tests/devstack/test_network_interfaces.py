@@ -15,9 +15,8 @@ import pytest
 from tempest.lib.common import rest_client
 
 from novalite.devstack import Stack
-from tests.devstack import clients
+from tests.devstack import clients, network
 from tests.devstack.clients import osc
-from tests.devstack.test_neutron_harness import require_network
 from tests.functional.test_response_schemas import schema
 
 STACK = {'network': True}
@@ -25,17 +24,9 @@ NET = 'iface-net'
 CIDR = '10.30.0.0/24'
 
 
-@pytest.fixture(scope='module', autouse=True)
-def _network_available() -> Iterator[None]:
-    require_network()
-    yield
-
-
 @pytest.fixture(scope='module')
 def net(stack: Stack) -> dict[str, Any]:
-    network = osc(stack, 'network', 'create', NET)
-    osc(stack, 'subnet', 'create', '--network', NET, '--subnet-range', CIDR, 'iface-subnet')
-    return network
+    return network.make_network(stack, NET, CIDR)
 
 
 @pytest.fixture(scope='module')
@@ -45,25 +36,10 @@ def server(stack: Stack, net: dict[str, Any]) -> Iterator[dict[str, Any]]:
     assert created['status'] == 'ACTIVE'
     yield created
     osc(stack, 'server', 'delete', '--wait', created['id'], fmt_json=False)
-    assert _ports_of(stack, created['id']) == []
+    assert network.ports_of(stack, created['id']) == []
 
 
 # -- helpers ----------------------------------------------------------------------------
-
-def _ports_of(stack: Stack, server_id: str) -> list[dict[str, Any]]:
-    assert stack.neutron is not None
-    resp = stack.neutron.api('GET', '/ports?device_id=%s' % server_id)
-    resp.raise_for_status()
-    return resp.json()['ports']
-
-
-def _port(stack: Stack, port_id: str) -> dict[str, Any] | None:
-    assert stack.neutron is not None
-    resp = stack.neutron.api('GET', '/ports/%s' % port_id)
-    if resp.status_code == 404:
-        return None
-    resp.raise_for_status()
-    return resp.json()['port']
 
 
 class _Headers(dict):
@@ -103,7 +79,7 @@ def _addresses(stack: Stack, server_id: str) -> list[str]:
 def _assert_matches_neutron(stack: Stack, server_id: str) -> None:
     """os-interface, openstackclient's port list and the server's addresses say what
     Neutron says of the server's ports."""
-    ports = {p['id']: p for p in _ports_of(stack, server_id)}
+    ports = {p['id']: p for p in network.ports_of(stack, server_id)}
     interfaces = {i['port_id']: i for i in _interfaces(stack, server_id)}
     assert set(interfaces) == set(ports)
     for port_id, iface in interfaces.items():
@@ -127,7 +103,7 @@ def _wait(stack: Stack, predicate: Any, what: str) -> Any:
 
 def test_the_boot_port_is_listed_as_neutron_has_it(stack: Stack,
                                                    server: dict[str, Any]) -> None:
-    (port,) = _ports_of(stack, server['id'])
+    (port,) = network.ports_of(stack, server['id'])
     assert port['binding:host_id'] == server['OS-EXT-SRV-ATTR:host']
     _assert_matches_neutron(stack, server['id'])
     shown = stack.api('GET', '/servers/%s/os-interface/%s' % (server['id'], port['id']),
@@ -140,7 +116,7 @@ def test_add_port_binds_the_users_port_and_remove_port_unbinds_it(
         stack: Stack, server: dict[str, Any]) -> None:
     made = osc(stack, 'port', 'create', '--network', NET, 'iface-user-port')
     osc(stack, 'server', 'add', 'port', server['id'], made['id'], fmt_json=False)
-    bound = _port(stack, made['id'])
+    bound = network.port(stack, made['id'])
     assert bound is not None
     assert (bound['device_id'], bound['binding:host_id'], bound['device_owner']) == \
         (server['id'], server['OS-EXT-SRV-ATTR:host'], 'compute:nova')
@@ -151,7 +127,7 @@ def test_add_port_binds_the_users_port_and_remove_port_unbinds_it(
     _wait(stack, lambda: made['id'] not in {i['port_id'] for i in
                                             _interfaces(stack, server['id'])}
           and len(_addresses(stack, server['id'])) == 1, 'the port detached')
-    kept = _port(stack, made['id'])
+    kept = network.port(stack, made['id'])
     assert kept is not None, 'the user\'s port was deleted by the detach'
     assert kept['device_id'] == '' and kept['binding:host_id'] in ('', None)
     _assert_matches_neutron(stack, server['id'])
@@ -160,9 +136,9 @@ def test_add_port_binds_the_users_port_and_remove_port_unbinds_it(
 
 def test_add_network_makes_a_port_and_remove_deletes_it(stack: Stack, net: dict[str, Any],
                                                         server: dict[str, Any]) -> None:
-    before = {p['id'] for p in _ports_of(stack, server['id'])}
+    before = {p['id'] for p in network.ports_of(stack, server['id'])}
     osc(stack, 'server', 'add', 'network', server['id'], NET, fmt_json=False)
-    (made,) = [p for p in _ports_of(stack, server['id']) if p['id'] not in before]
+    (made,) = [p for p in network.ports_of(stack, server['id']) if p['id'] not in before]
     assert made['binding:host_id'] == server['OS-EXT-SRV-ATTR:host']
     _assert_matches_neutron(stack, server['id'])
 
@@ -178,7 +154,7 @@ def test_add_network_makes_a_port_and_remove_deletes_it(stack: Stack, net: dict[
     for port_id in (made['id'], tagged['port_id']):
         resp = stack.api('DELETE', '/servers/%s/os-interface/%s' % (server['id'], port_id))
         _checked(resp, 'delete_interface', '2.1')
-        _wait(stack, lambda pid=port_id: _port(stack, pid) is None, 'port %s deleted'
+        _wait(stack, lambda pid=port_id: network.port(stack, pid) is None, 'port %s deleted'
               % port_id)
     _wait(stack, lambda: {i['port_id'] for i in _interfaces(stack, server['id'])} == before,
           'the interfaces gone')
@@ -188,7 +164,7 @@ def test_add_network_makes_a_port_and_remove_deletes_it(stack: Stack, net: dict[
 def test_refusals_answer_novas_codes(stack: Stack, net: dict[str, Any],
                                      server: dict[str, Any]) -> None:
     missing = '00000000-0000-4000-8000-000000000002'
-    (boot,) = _ports_of(stack, server['id'])
+    (boot,) = network.ports_of(stack, server['id'])
     boot_ip = boot['fixed_ips'][0]['ip_address']
     assert _attach(stack, server['id'], port_id=boot['id']).status_code == 409
     assert _attach(stack, server['id'], port_id=missing).status_code == 404
@@ -205,19 +181,19 @@ def test_refusals_answer_novas_codes(stack: Stack, net: dict[str, Any],
     assert stack.api('DELETE', path).status_code == 404
     osc(stack, 'port', 'delete', other['id'], fmt_json=False)
     # Nothing was attached by any of them.
-    assert [p['id'] for p in _ports_of(stack, server['id'])] == [boot['id']]
+    assert [p['id'] for p in network.ports_of(stack, server['id'])] == [boot['id']]
 
 
 def test_fixed_ips_at_2_43(stack: Stack, net: dict[str, Any],
                            server: dict[str, Any]) -> None:
     action = '/servers/%s/action' % server['id']
-    (boot,) = _ports_of(stack, server['id'])
+    (boot,) = network.ports_of(stack, server['id'])
     first = boot['fixed_ips'][0]['ip_address']
     resp = stack.api('POST', action, microversion='2.43',
                      json={'addFixedIp': {'networkId': net['id']}})
     assert resp.status_code == 202, resp.text
     _wait(stack, lambda: len(_addresses(stack, server['id'])) == 2, 'a second address')
-    (port,) = _ports_of(stack, server['id'])
+    (port,) = network.ports_of(stack, server['id'])
     assert port['id'] == boot['id'] and len(port['fixed_ips']) == 2
     added = [f['ip_address'] for f in port['fixed_ips'] if f['ip_address'] != first][0]
     assert ipaddress.ip_address(added) in ipaddress.ip_network(CIDR)

@@ -2,31 +2,20 @@
 a server whose host is down move the port's ``binding:host_id`` (the real Neutron)."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from novalite.devstack import Stack
-from tests.devstack import clients
+from tests.devstack import clients, network
 from tests.devstack.clients import osc
-from tests.devstack.test_neutron_harness import require_network
 
 STACK = {'network': True}
 
 
-@pytest.fixture(scope='module', autouse=True)
-def _network_available() -> Iterator[None]:
-    require_network()
-    yield
-
-
 @pytest.fixture(scope='module')
 def net(stack: Stack) -> dict[str, Any]:
-    network = osc(stack, 'network', 'create', 'moves-net')
-    osc(stack, 'subnet', 'create', '--network', 'moves-net', '--subnet-range',
-        '10.40.0.0/24', 'moves-subnet')
-    return network
+    return network.make_network(stack, 'moves-net', '10.40.0.0/24')
 
 
 def _binding(stack: Stack, server_id: str) -> str:

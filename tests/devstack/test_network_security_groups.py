@@ -14,9 +14,8 @@ import pytest
 from tempest.lib.common import rest_client
 
 from novalite.devstack import Stack
-from tests.devstack import clients
+from tests.devstack import clients, network
 from tests.devstack.clients import osc
-from tests.devstack.test_neutron_harness import require_network
 from tests.functional.test_response_schemas import schema
 
 STACK = {'network': True}
@@ -25,19 +24,9 @@ PUBLIC_CIDR = '172.24.40.0/24'
 PROXY = '2.35'
 
 
-@pytest.fixture(scope='module', autouse=True)
-def _network_available() -> Iterator[None]:
-    require_network()
-    yield
-
-
 @pytest.fixture(scope='module')
 def net(stack: Stack) -> dict[str, Any]:
-    network = osc(stack, 'network', 'create', 'sg-net')
-    subnet = osc(stack, 'subnet', 'create', '--network', 'sg-net', '--subnet-range', CIDR,
-                 'sg-subnet')
-    network['subnet_id'] = subnet['id']
-    return network
+    return network.make_network(stack, 'sg-net', CIDR)
 
 
 @pytest.fixture(scope='module')
@@ -172,15 +161,15 @@ def test_security_group_proxies_at_235_and_gone_at_236(stack: Stack) -> None:
 @pytest.fixture(scope='module')
 def public(stack: Stack, net: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """An external network ``public`` routed to ``sg-net``."""
-    network = osc(stack, 'network', 'create', '--external', '--provider-network-type',
-                  'flat', '--provider-physical-network', 'public', 'public')
+    external = osc(stack, 'network', 'create', '--external', '--provider-network-type',
+                   'flat', '--provider-physical-network', 'public', 'public')
     osc(stack, 'subnet', 'create', '--network', 'public', '--subnet-range', PUBLIC_CIDR,
         '--no-dhcp', 'public-subnet')
     osc(stack, 'router', 'create', 'sg-router')
     osc(stack, 'router', 'set', '--external-gateway', 'public', 'sg-router', fmt_json=False)
-    osc(stack, 'router', 'add', 'subnet', 'sg-router', 'sg-subnet', fmt_json=False)
-    yield network
-    osc(stack, 'router', 'remove', 'subnet', 'sg-router', 'sg-subnet', fmt_json=False)
+    osc(stack, 'router', 'add', 'subnet', 'sg-router', net['subnet_id'], fmt_json=False)
+    yield external
+    osc(stack, 'router', 'remove', 'subnet', 'sg-router', net['subnet_id'], fmt_json=False)
     osc(stack, 'router', 'delete', 'sg-router', fmt_json=False)
 
 

@@ -7,48 +7,21 @@ these tests are about the ports, their binding, their addresses and their releas
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from novalite.devstack import Stack
-from tests.devstack import clients
+from tests.devstack import clients, network
 from tests.devstack.clients import osc
-from tests.devstack.test_neutron_harness import require_network
 
 STACK = {'network': True}
 CIDR = '10.20.0.0/24'
 
 
-@pytest.fixture(scope='module', autouse=True)
-def _network_available() -> Iterator[None]:
-    require_network()
-    yield
-
-
 @pytest.fixture(scope='module')
 def net(stack: Stack) -> dict[str, Any]:
-    network = osc(stack, 'network', 'create', 'servers-net')
-    osc(stack, 'subnet', 'create', '--network', 'servers-net', '--subnet-range', CIDR,
-        'servers-subnet')
-    return network
-
-
-def _ports_of(stack: Stack, server_id: str) -> list[dict[str, Any]]:
-    assert stack.neutron is not None
-    resp = stack.neutron.api('GET', '/ports?device_id=%s' % server_id)
-    resp.raise_for_status()
-    return resp.json()['ports']
-
-
-def _port(stack: Stack, port_id: str) -> dict[str, Any] | None:
-    assert stack.neutron is not None
-    resp = stack.neutron.api('GET', '/ports/%s' % port_id)
-    if resp.status_code == 404:
-        return None
-    resp.raise_for_status()
-    return resp.json()['port']
+    return network.make_network(stack, 'servers-net', CIDR)
 
 
 def _in_subnet(address: str) -> bool:
@@ -60,7 +33,7 @@ def test_server_create_network_wait_shows_its_address_and_delete_removes_the_por
     server = osc(stack, 'server', 'create', '--image', 'cirros-tiny', '--flavor', 'm1.nano',
                  '--network', 'servers-net', '--wait', 'net-vm1')
     assert server['status'] == 'ACTIVE'
-    ports = _ports_of(stack, server['id'])
+    ports = network.ports_of(stack, server['id'])
     assert len(ports) == 1
     port = ports[0]
     assert port['binding:host_id'] == server['OS-EXT-SRV-ATTR:host']
@@ -84,8 +57,8 @@ def test_server_create_network_wait_shows_its_address_and_delete_removes_the_por
     assert stack.api('GET', '/servers/%s/ips/nowhere' % server['id']).status_code == 404
 
     osc(stack, 'server', 'delete', '--wait', server['id'], fmt_json=False)
-    assert _port(stack, port['id']) is None
-    assert _ports_of(stack, server['id']) == []
+    assert network.port(stack, port['id']) is None
+    assert network.ports_of(stack, server['id']) == []
 
 
 def test_server_create_with_a_port_binds_it_and_keeps_it_after_delete(
@@ -94,7 +67,7 @@ def test_server_create_with_a_port_binds_it_and_keeps_it_after_delete(
     server = osc(stack, 'server', 'create', '--image', 'cirros-tiny', '--flavor', 'm1.nano',
                  '--port', made['id'], '--wait', 'net-vm2')
     assert server['status'] == 'ACTIVE'
-    bound = _port(stack, made['id'])
+    bound = network.port(stack, made['id'])
     assert bound is not None
     assert bound['device_id'] == server['id']
     assert bound['binding:host_id'] == server['OS-EXT-SRV-ATTR:host']
@@ -106,7 +79,7 @@ def test_server_create_with_a_port_binds_it_and_keeps_it_after_delete(
     assert resp.status_code == 409, resp.text
 
     osc(stack, 'server', 'delete', '--wait', server['id'], fmt_json=False)
-    kept = _port(stack, made['id'])
+    kept = network.port(stack, made['id'])
     assert kept is not None, 'the user\'s port was deleted with the server'
     assert kept['device_id'] == '' and kept['binding:host_id'] in ('', None)
     osc(stack, 'port', 'delete', made['id'], fmt_json=False)
@@ -124,7 +97,7 @@ def test_openstacksdk_create_server_wait_gets_an_ip(stack: Stack,
         addresses = [a['addr'] for a in server.addresses['servers-net']]
         assert addresses and all(_in_subnet(a) for a in addresses)
         assert conn.delete_server(server.id, wait=True, timeout=120)
-        assert _ports_of(stack, server.id) == []
+        assert network.ports_of(stack, server.id) == []
     finally:
         conn.close()
 

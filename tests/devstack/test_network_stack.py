@@ -2,22 +2,11 @@
 chassis per compute host, the daemons and clouds.yaml pointed at it."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from novalite.devstack import Stack
 from tests.devstack.clients import osc
-from tests.devstack.test_neutron_harness import require_network
 
 STACK = {'network': True}
 
-
-@pytest.fixture(scope='module', autouse=True)
-def _network_available() -> Iterator[None]:
-    # Autouse: instantiated before the module's stack, which it may skip.
-    require_network()
-    yield
 
 
 def test_network_create_through_the_stacks_clouds_yaml(stack: Stack) -> None:

@@ -27,6 +27,7 @@ import pytest
 from novalite.allinone import ovn
 from novalite.devstack import backends, neutron
 from tests.devstack import session
+from tests.devstack.network import _unavailable, require_network  # noqa: F401
 
 HOSTS = ('hostA', 'hostB')
 # dhclient's script: the address, MTU and default route only. Debian's own would rewrite
@@ -41,29 +42,6 @@ case "$reason" in
 esac
 exit 0
 '''
-
-
-def _unavailable(what: str) -> None:
-    msg = '%s: the network tests cannot run here' % what
-    if os.environ.get('CI'):
-        pytest.fail(msg)
-    pytest.skip(msg)
-
-
-def require_network() -> None:
-    """Skip (fail under ``CI``) without root, Open vSwitch/OVN, .venv-neutron, MariaDB."""
-    if os.geteuid() != 0:
-        _unavailable('not root')
-    for tool in ovn.TOOLS:
-        if shutil.which(tool) is None:
-            _unavailable('%s not found (tools/setup.sh installs Open vSwitch and OVN)'
-                         % tool)
-    if not os.path.exists(os.path.join(neutron.default_venv(), 'bin', 'gunicorn')):
-        _unavailable('%s missing (tools/setup.sh makes it)' % neutron.default_venv())
-    try:
-        backends.list_databases(neutron.BACKEND, session.PREFIX)
-    except Exception as exc:
-        _unavailable('MariaDB unavailable (%s)' % exc)
 
 
 class FakeNovaEvents:
