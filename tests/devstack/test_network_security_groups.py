@@ -171,6 +171,9 @@ def public(stack: Stack, net: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield external
     osc(stack, 'router', 'remove', 'subnet', 'sg-router', net['subnet_id'], fmt_json=False)
     osc(stack, 'router', 'delete', 'sg-router', fmt_json=False)
+    # Later modules share the stack: with an external network about, openstacksdk's
+    # create_server would add a floating IP to every server.
+    osc(stack, 'network', 'delete', 'public', fmt_json=False)
 
 
 def test_floating_ips_through_the_proxy(stack: Stack, server: dict[str, Any],
