@@ -13,18 +13,23 @@
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
-from novalite import objects
 from novalite.compute import power_sync, task_states, vm_states
+from novalite.compute.flow_types import NetworkedInstance
 from novalite.network import model
+from novalite.objects.instance_info_cache import InstanceInfoCache
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
 
-def needs_work(instance: Any, event: dict) -> bool:
+def needs_work(instance: NetworkedInstance, event: dict) -> bool:
     """Whether an event (no waiter took it) needs a handler under the instance lock."""
     if event['name'] == 'network-changed':
         return instance.vm_state != vm_states.BUILDING and instance.task_state is None
@@ -38,7 +43,8 @@ def needs_work(instance: Any, event: dict) -> bool:
     return False
 
 
-def handle_event(mgr: Any, context: Any, instance: Any, event: dict) -> None:
+def handle_event(mgr: ComputeManager, context: RequestContext, instance: NetworkedInstance,
+                 event: dict) -> None:
     """Act on one event of ``instance`` (called with the instance lock held)."""
     name = event['name']
     if name == 'power-update':
@@ -48,8 +54,7 @@ def handle_event(mgr: Any, context: Any, instance: Any, event: dict) -> None:
     if name in ('network-changed', 'network-vif-deleted'):
         # The instance was read when the event arrived, before this lock was had: a
         # flow that held it (an interface attach or detach) may have changed the cache.
-        instance.info_cache = objects.InstanceInfoCache.get_by_instance_uuid(
-            context, instance.uuid)
+        instance.info_cache = InstanceInfoCache.get_by_instance_uuid(context, instance.uuid)
         instance.obj_reset_changes(['info_cache'])
     if name == 'network-changed':
         _refresh_network_info(mgr, context, instance)
@@ -61,7 +66,8 @@ def handle_event(mgr: Any, context: Any, instance: Any, event: dict) -> None:
              event.get('status'), instance.uuid)
 
 
-def _refresh_network_info(mgr: Any, context: Any, instance: Any) -> None:
+def _refresh_network_info(mgr: ComputeManager, context: RequestContext,
+                          instance: NetworkedInstance) -> None:
     current = instance.info_cache.network_info
     fresh = mgr.network_api.get_instance_nw_info(context, instance, current)
     if fresh != current:
@@ -70,13 +76,14 @@ def _refresh_network_info(mgr: Any, context: Any, instance: Any) -> None:
         LOG.info('Network info of %s refreshed (%d ports)', instance.uuid, len(fresh))
 
 
-def _forget_vif(mgr: Any, context: Any, instance: Any, port_id: str | None) -> None:
+def _forget_vif(mgr: ComputeManager, context: RequestContext, instance: NetworkedInstance,
+                port_id: str | None) -> None:
     current = instance.info_cache.network_info
     vif = model.find(current, port_id) if port_id else None
     if vif is None:
         return
     try:
-        mgr.driver.detach_interface(context, instance, vif)
+        mgr.driver.detach_interface(context, instance, dict(vif))
     except NotImplementedError:
         pass
     except Exception as exc:

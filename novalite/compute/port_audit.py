@@ -10,25 +10,30 @@ deleted if novalite made them, unbound if the user passed them in (the
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
-from novalite import objects
 from novalite.compute import vm_states
+from novalite.compute.flow_types import NetworkedInstance
 from novalite.network import client as neutron_client
+from novalite.objects.instance import InstanceList
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
 
-def _abandoned(instance: Any | None) -> bool:
+def _abandoned(instance: NetworkedInstance | None) -> bool:
     """Whether a server should hold no ports any more."""
     if instance is None or instance.deleted:
         return True
     return instance.vm_state == vm_states.ERROR and instance.launched_at is None
 
 
-def audit_ports(mgr: Any, context: Any) -> list[str]:
+def audit_ports(mgr: ComputeManager, context: RequestContext) -> list[str]:
     """Release the abandoned ports bound to this host; returns their ids."""
     if not neutron_client.configured():
         return []
@@ -41,7 +46,7 @@ def audit_ports(mgr: Any, context: Any) -> list[str]:
     for port in ports:
         by_server.setdefault(port['device_id'], []).append(port['id'])
     instances = {i.uuid: i for i in
-                 objects.InstanceList.get_by_uuids(context, sorted(by_server))}
+                 InstanceList.get_by_uuids(context, sorted(by_server))}
     released = []
     for uuid, port_ids in sorted(by_server.items()):
         instance = instances.get(uuid)

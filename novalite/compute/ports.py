@@ -7,16 +7,22 @@ info is put in the instance's cache, written with the flow's next save.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
+from novalite.compute.flow_types import NetworkedInstance
 from novalite.network import model
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
 
-def move_ports(mgr: Any, context: Any, instance: Any, host: str) -> model.NetworkInfo:
+def move_ports(mgr: ComputeManager, context: RequestContext, instance: NetworkedInstance,
+               host: str) -> model.NetworkInfo:
     """Bind the instance's cached ports to ``host``; returns the network info there.
 
     :raises PortBindingFailed: Neutron cannot bind a port to ``host``.

@@ -8,79 +8,80 @@ a specific network (``novalite.network.requests``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 from novalite import exception
 from novalite.network import client, model, neutron
+from novalite.network.neutron import Ctx, InstanceLike
 from novalite.network.requests import NetworkRequest
 
 
 class NetworkAPI(Protocol):
-    def allocate_for_instance(self, context: Any, instance: Any,
+    def allocate_for_instance(self, context: Ctx, instance: InstanceLike,
                               requests: list[NetworkRequest], host: str,
                               security_groups: list[str] | None = None
                               ) -> model.NetworkInfo: ...
 
-    def deallocate_for_instance(self, context: Any, instance: Any,
+    def deallocate_for_instance(self, context: Ctx, instance: InstanceLike,
                                 network_info: model.NetworkInfo | None = None,
                                 preserve: Iterable[str] = ()) -> None: ...
 
-    def get_instance_nw_info(self, context: Any, instance: Any,
+    def get_instance_nw_info(self, context: Ctx, instance: InstanceLike,
                              current: model.NetworkInfo | None = None
                              ) -> model.NetworkInfo: ...
 
-    def bind_ports_to_host(self, context: Any, instance: Any, host: str,
+    def bind_ports_to_host(self, context: Ctx, instance: InstanceLike, host: str,
                            network_info: model.NetworkInfo) -> model.NetworkInfo: ...
 
-    def unbind_ports(self, context: Any, instance: Any,
+    def unbind_ports(self, context: Ctx, instance: InstanceLike,
                      network_info: model.NetworkInfo) -> None: ...
 
-    def deallocate_port_for_instance(self, context: Any, instance: Any,
+    def deallocate_port_for_instance(self, context: Ctx, instance: InstanceLike,
                                      vif: model.VIF) -> None: ...
 
-    def add_fixed_ip_to_instance(self, context: Any, instance: Any, network_id: str,
+    def add_fixed_ip_to_instance(self, context: Ctx, instance: InstanceLike, network_id: str,
                                  current: model.NetworkInfo) -> model.NetworkInfo: ...
 
-    def remove_fixed_ip_from_instance(self, context: Any, instance: Any, address: str,
+    def remove_fixed_ip_from_instance(self, context: Ctx, instance: InstanceLike, address: str,
                                       current: model.NetworkInfo) -> model.NetworkInfo: ...
 
 
 class NoNetworkAPI:
     """Without Neutron: nothing to allocate, bind or release."""
 
-    def allocate_for_instance(self, context: Any, instance: Any,
+    def allocate_for_instance(self, context: Ctx, instance: InstanceLike,
                               requests: list[NetworkRequest], host: str,
                               security_groups: list[str] | None = None
                               ) -> model.NetworkInfo:
         return []
 
-    def deallocate_for_instance(self, context: Any, instance: Any,
+    def deallocate_for_instance(self, context: Ctx, instance: InstanceLike,
                                 network_info: model.NetworkInfo | None = None,
                                 preserve: Iterable[str] = ()) -> None:
         return None
 
-    def get_instance_nw_info(self, context: Any, instance: Any,
+    def get_instance_nw_info(self, context: Ctx, instance: InstanceLike,
                              current: model.NetworkInfo | None = None
                              ) -> model.NetworkInfo:
         return list(current or [])
 
-    def bind_ports_to_host(self, context: Any, instance: Any, host: str,
+    def bind_ports_to_host(self, context: Ctx, instance: InstanceLike, host: str,
                            network_info: model.NetworkInfo) -> model.NetworkInfo:
         return network_info
 
-    def unbind_ports(self, context: Any, instance: Any,
+    def unbind_ports(self, context: Ctx, instance: InstanceLike,
                      network_info: model.NetworkInfo) -> None:
         return None
 
-    def deallocate_port_for_instance(self, context: Any, instance: Any,
+    def deallocate_port_for_instance(self, context: Ctx, instance: InstanceLike,
                                      vif: model.VIF) -> None:
         return None
 
-    def add_fixed_ip_to_instance(self, context: Any, instance: Any, network_id: str,
+    def add_fixed_ip_to_instance(self, context: Ctx, instance: InstanceLike, network_id: str,
                                  current: model.NetworkInfo) -> model.NetworkInfo:
         raise exception.NetworkNotFoundForInstance(instance_id=instance.uuid)
 
-    def remove_fixed_ip_from_instance(self, context: Any, instance: Any, address: str,
+    def remove_fixed_ip_from_instance(self, context: Ctx, instance: InstanceLike, address: str,
                                       current: model.NetworkInfo) -> model.NetworkInfo:
         raise exception.FixedIpNotFoundForInstance(instance_uuid=instance.uuid, ip=address)
 

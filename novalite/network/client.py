@@ -43,7 +43,7 @@ class Context(Protocol):
 
     auth_token: str | None
     project_id: str | None
-    is_admin: bool
+    is_admin: bool | None
 
 
 class NeutronError(exception.NovaliteException):

@@ -23,6 +23,9 @@ from novalite.network.requests import NetworkRequest
 
 LOG = logging.getLogger(__name__)
 
+# Who asks (the port work itself runs as Neutron's admin, whoever asks).
+Ctx = neutron_client.Context | None
+
 # Unbinding a port the user keeps clears what made it this server's. (Its
 # binding:profile is left alone: Neutron lets only its service role write it.)
 _UNBIND = {'device_id': '', 'device_owner': '', 'binding:host_id': None}
@@ -131,7 +134,7 @@ class API:
         except neutron_client.NeutronNotFound:
             fips = []  # no L3 (router) extension: no floating IPs
         for fip in fips:
-            floating.setdefault(fip.get('fixed_ip_address'), []).append(fip)
+            floating.setdefault(fip.get('fixed_ip_address') or '', []).append(fip)
         group_ids = sorted({g for p in ports for g in p.get('security_groups') or []})
         groups = {g['id']: g for g in self._admin.list_security_groups(
             id=group_ids, fields=['id', 'name'])} if group_ids else {}
@@ -141,7 +144,7 @@ class API:
                           groups)
                 for p in ports]
 
-    def get_instance_nw_info(self, context: Any, instance: InstanceLike,
+    def get_instance_nw_info(self, context: Ctx, instance: InstanceLike,
                              current: model.NetworkInfo | None = None) -> model.NetworkInfo:
         """The instance's network info as Neutron has it now; flags and tags from
         ``current`` (the cache) are kept, and the cache's port order."""
@@ -169,7 +172,7 @@ class API:
                 'device_owner': 'compute:%s' % (instance.availability_zone or
                                                 CONF.default_availability_zone)}
 
-    def allocate_for_instance(self, context: Any, instance: InstanceLike,
+    def allocate_for_instance(self, context: Ctx, instance: InstanceLike,
                               requests: list[NetworkRequest], host: str,
                               security_groups: list[str] | None = None
                               ) -> model.NetworkInfo:
@@ -186,8 +189,9 @@ class API:
         try:
             for request in requests:
                 body = self._bind_body(instance, host)
-                if request.get('port_id'):
-                    port = self._admin.update_port(request['port_id'], body)
+                port_id = request.get('port_id')
+                if port_id:
+                    port = self._admin.update_port(port_id, body)
                     preserve.append(port['id'])
                 else:
                     body.update(network_id=request['network_id'],
@@ -227,7 +231,7 @@ class API:
         if failed is not None:
             raise failed
 
-    def deallocate_for_instance(self, context: Any, instance: InstanceLike,
+    def deallocate_for_instance(self, context: Ctx, instance: InstanceLike,
                                 network_info: model.NetworkInfo | None = None,
                                 preserve: Iterable[str] = ()) -> None:
         """Release every port of the instance that Neutron knows; ``preserve`` (and the
@@ -240,7 +244,7 @@ class API:
                                 if v.get('preserve_on_delete')}
         self._release(self._admin.list_ports(device_id=instance.uuid), keep)
 
-    def bind_ports_to_host(self, context: Any, instance: InstanceLike, host: str,
+    def bind_ports_to_host(self, context: Ctx, instance: InstanceLike, host: str,
                            network_info: model.NetworkInfo) -> model.NetworkInfo:
         """Move the binding of the instance's ports to ``host`` (a resize, migration,
         evacuation or unshelve); returns the network info as bound there."""
@@ -254,7 +258,7 @@ class API:
             ports, [v['id'] for v in network_info if v.get('preserve_on_delete')],
             {v['id']: v.get('tag') for v in network_info})
 
-    def unbind_ports(self, context: Any, instance: InstanceLike,
+    def unbind_ports(self, context: Ctx, instance: InstanceLike,
                      network_info: model.NetworkInfo) -> None:
         """Clear the host binding of the instance's ports, keeping them the instance's
         (a shelve offload: no host holds the server)."""
@@ -266,14 +270,14 @@ class API:
 
     # -- one interface (os-interface, addFixedIp and removeFixedIp) ---------------------
 
-    def deallocate_port_for_instance(self, context: Any, instance: InstanceLike,
+    def deallocate_port_for_instance(self, context: Ctx, instance: InstanceLike,
                                      vif: model.VIF) -> None:
         """Release one port of the instance: deleted when novalite made it, unbound and
         kept when the user passed it in (the VIF's ``preserve_on_delete``)."""
         self._release([{'id': vif['id']}],
                       [vif['id']] if vif.get('preserve_on_delete') else [])
 
-    def add_fixed_ip_to_instance(self, context: Any, instance: InstanceLike,
+    def add_fixed_ip_to_instance(self, context: Ctx, instance: InstanceLike,
                                  network_id: str, current: model.NetworkInfo
                                  ) -> model.NetworkInfo:
         """One more fixed IP on the instance's port on ``network_id``, from the first of
@@ -297,7 +301,7 @@ class API:
                 return self.get_instance_nw_info(context, instance, current)
         raise exception.NetworkNotFoundForInstance(instance_id=instance.uuid)
 
-    def remove_fixed_ip_from_instance(self, context: Any, instance: InstanceLike,
+    def remove_fixed_ip_from_instance(self, context: Ctx, instance: InstanceLike,
                                       address: str, current: model.NetworkInfo
                                       ) -> model.NetworkInfo:
         """Take ``address`` off the instance's port that has it; returns the network info.

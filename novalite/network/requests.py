@@ -49,21 +49,22 @@ def _check_ports(neutron: neutron_client.Client, requests: list[NetworkRequest],
             raise exception.InvalidInput(reason=(
                 'Unable to launch multiple instances with a single configured port ID. '
                 'Please launch your instance one by one with different ports.'))
+        port_id = str(request['port_id'])
         try:
-            port = neutron.show_port(request['port_id'])
+            port = neutron.show_port(port_id)
         except neutron_client.NeutronNotFound as exc:
-            raise exception.PortNotFound(port_id=request['port_id']) from exc
+            raise exception.PortNotFound(port_id=port_id) from exc
         if port.get('device_id'):
-            raise exception.PortInUse(port_id=request['port_id'])
+            raise exception.PortInUse(port_id=port_id)
         if not port.get('fixed_ips'):
             raise exception.InvalidInput(
                 reason='Port %s requires a FixedIP in order to be used.' % port['id'])
         request['network_id'] = port['network_id']
 
 
-def _check_networks(neutron: neutron_client.Client, context: Any,
+def _check_networks(neutron: neutron_client.Client, context: neutron_client.Context,
                     requests: list[NetworkRequest], max_count: int) -> None:
-    wanted = sorted({r['network_id'] for r in requests
+    wanted = sorted({str(r['network_id']) for r in requests
                      if r.get('network_id') and not r.get('port_id')})
     if not wanted:
         return
@@ -109,7 +110,7 @@ def _check_port_quota(neutron: neutron_client.Client, project_id: str | None,
     return min(max_count, allowed)
 
 
-def _auto(neutron: neutron_client.Client, context: Any, auto_allocate: bool
+def _auto(neutron: neutron_client.Client, context: neutron_client.Context, auto_allocate: bool
           ) -> list[NetworkRequest]:
     """No specific network: the only one available, none, or (``auto``) the project's
     auto-allocated network; several available is ambiguous."""
@@ -127,8 +128,8 @@ def _auto(neutron: neutron_client.Client, context: Any, auto_allocate: bool
     return [NetworkRequest(network_id=topology['auto_allocated_topology']['id'])]
 
 
-def resolve(context: Any, networks: list[dict[str, Any]] | str | None, min_count: int,
-            max_count: int, security_groups: list[str] | None = None
+def resolve(context: neutron_client.Context, networks: list[dict[str, Any]] | str | None,
+            min_count: int, max_count: int, security_groups: list[str] | None = None
             ) -> tuple[list[NetworkRequest], int]:
     """Check a create's ``networks`` and return (the network requests, the number of
     servers the port quota allows). Without Neutron, only "none", "auto" or nothing is
@@ -154,7 +155,7 @@ def resolve(context: Any, networks: list[dict[str, Any]] | str | None, min_count
     if groups:
         from novalite.network.neutron import find_security_groups
         find_security_groups(neutron, context.project_id, groups)
-    if networks is None or networks == 'auto':
+    if not isinstance(networks, list):
         requests = _auto(neutron, context, auto_allocate=networks == 'auto')
     else:
         requests = parse(networks)
@@ -164,7 +165,7 @@ def resolve(context: Any, networks: list[dict[str, Any]] | str | None, min_count
     return requests, count
 
 
-def resolve_attach(context: Any, network_id: str | None, port_id: str | None,
+def resolve_attach(context: neutron_client.Context, network_id: str | None, port_id: str | None,
                    fixed_ip: str | None = None, tag: str | None = None) -> NetworkRequest:
     """The one network request of an interface attach (os-interface, addFixedIp),
     checked as a create's: the port exists and is free, the network exists with a

@@ -36,7 +36,7 @@ class NetworkModel(fields.FieldType):
         return jsonutils.dumps(value)
 
     @staticmethod
-    def from_primitive(obj: Any, attr: str, value: str) -> model.NetworkInfo:
+    def from_primitive(obj: Any, attr: str, value: Any) -> model.NetworkInfo:
         return jsonutils.loads(value)
 
 
