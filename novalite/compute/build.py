@@ -14,7 +14,14 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects, utils
-from novalite.compute import instance_actions, power_state, power_sync, task_states, vm_states
+from novalite.compute import (
+    instance_actions,
+    instance_events,
+    power_state,
+    power_sync,
+    task_states,
+    vm_states,
+)
 from novalite.network import client as neutron_client
 from novalite.network import model
 from novalite.network.async_info import AsyncNetworkInfo
@@ -109,11 +116,13 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
         _allocate_network, mgr, context, instance, req)) if has_ports else None
     try:
         _spawn(mgr, context, instance, req, network_info)
-    except BaseException:
+    except BaseException as exc:
         if network_info is not None:
             # Whatever was allocated is released with the instance's ports: the cache
             # tells the user's ports (kept) from the ones made here (deleted).
             instance.info_cache.network_info = network_info.wait_quietly()
+        if isinstance(exc, instance_events.WaitCancelled):
+            raise _Deleted() from exc
         raise
     utils.hop('compute.active', instance.uuid)
     LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
@@ -147,15 +156,13 @@ def _allocate_network(mgr: Any, context: Any, instance: Any,
                       req: BuildRequestArgs) -> model.NetworkInfo:
     """The instance's ports, bound to this host. A binding this host cannot have is
     tried on another host; Neutron failing is not (as Nova: "not rescheduling")."""
-    groups = list(getattr(req.request_spec, 'security_groups', None) or []) \
-        if req.request_spec is not None and req.request_spec.obj_attr_is_set(
-            'security_groups') else []
+    spec = req.request_spec
+    groups = list(spec.security_groups) if spec is not None and spec.obj_attr_is_set(
+        'security_groups') else []
     try:
         return mgr.network_api.allocate_for_instance(context, instance,
                                                      req.requested_networks, mgr.host,
                                                      security_groups=groups)
-    except exception.PortBindingFailed:
-        raise
     except (exception.NeutronConnectionFailed, neutron_client.NeutronError,
             exception.SecurityGroupNotFound) as exc:
         raise exception.BuildAbortException(
@@ -172,7 +179,7 @@ def _cached_network_info(instance: Any) -> model.NetworkInfo:
 def _release_ports(mgr: Any, context: Any, instance: Any,
                    network_info: model.NetworkInfo | None = None) -> None:
     """Release the instance's ports; with Neutron unreachable the port audit of this
-    host (``network.audit``) finishes it later."""
+    host (``compute/port_audit.py``) finishes it later."""
     if network_info is None:
         network_info = _cached_network_info(instance)
     try:
@@ -240,7 +247,6 @@ def terminate_instance(mgr: Any, context: Any, instance: Any) -> None:
     """
     notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
                                                notifications.START)
-    mgr.instance_events.clear(instance.uuid)
     mgr.driver.destroy(context, instance, network_info=_cached_network_info(instance))
     _release_ports(mgr, context, instance)
     try:

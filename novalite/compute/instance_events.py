@@ -29,6 +29,12 @@ class InstanceLike(Protocol):
     uuid: str
 
 
+class WaitCancelled(exception.NovaliteException):
+    """The instance is being deleted: nothing is worth waiting for any more."""
+
+    msg_fmt = 'Instance %(instance_uuid)s is being deleted; the wait for its events ended.'
+
+
 class _Waiter:
     """One expected event: set by the event's arrival, with its status."""
 
@@ -62,7 +68,9 @@ class InstanceEvents:
 
     def clear(self, instance_uuid: str) -> None:
         """Stop waiting for anything of this instance (it is being deleted): each
-        waiter wakes with status ``cancelled``."""
+        waiter wakes with status ``cancelled``, and its wait raises ``WaitCancelled``.
+        Called before the delete takes the instance lock, which a build waiting for
+        its VIFs holds."""
         with self._lock:
             waiters = self._waiting.pop(instance_uuid, {})
         for waiter in waiters.values():
@@ -100,7 +108,7 @@ class ComputeVirtAPI:
                     self._timed_out(instance, name, tag, deadline)
                     return
                 if waiter.status == 'cancelled':
-                    raise exception.InstanceNotFound(instance_id=instance.uuid)
+                    raise WaitCancelled(instance_uuid=instance.uuid)
                 if waiter.status != 'completed':
                     # The driver's callback raises when the failure is fatal.
                     if error_callback is None:

@@ -164,6 +164,8 @@ class ComputeManager(manager.Manager):
             build.build_and_run_instance(self, context, instance, request)
 
     def terminate_instance(self, context: Any, instance: Any, bdms: list | None = None) -> None:
+        # A build waiting for Neutron's events holds the lock: end its wait first.
+        self.instance_events.clear(instance.uuid)
         with self.instance_lock(instance.uuid):
             try:
                 build.terminate_instance(self, context, instance)

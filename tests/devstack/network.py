@@ -21,16 +21,24 @@ def _unavailable(what: str) -> None:
     pytest.skip(msg)
 
 
-def require_network() -> None:
-    """Skip (fail under ``CI``) without root, Open vSwitch/OVN, .venv-neutron, MariaDB."""
+def missing_for_neutron() -> str | None:
+    """What this machine lacks to run Neutron on OVN (root, the tools, .venv-neutron),
+    or None; the database server is each caller's own check."""
     if os.geteuid() != 0:
-        _unavailable('not root')
+        return 'not root'
     for tool in ovn.TOOLS:
         if shutil.which(tool) is None:
-            _unavailable('%s not found (tools/setup.sh installs Open vSwitch and OVN)'
-                         % tool)
+            return '%s not found (tools/setup.sh installs Open vSwitch and OVN)' % tool
     if not os.path.exists(os.path.join(neutron.default_venv(), 'bin', 'gunicorn')):
-        _unavailable('%s missing (tools/setup.sh makes it)' % neutron.default_venv())
+        return '%s missing (tools/setup.sh makes it)' % neutron.default_venv()
+    return None
+
+
+def require_network() -> None:
+    """Skip (fail under ``CI``) without root, Open vSwitch/OVN, .venv-neutron, MariaDB."""
+    missing = missing_for_neutron()
+    if missing:
+        _unavailable(missing)
     try:
         backends.list_databases(neutron.BACKEND, session.PREFIX)
     except Exception as exc:

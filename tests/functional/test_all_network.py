@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -22,7 +21,8 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
-from novalite.allinone import network, neutron, ovn
+from novalite.allinone import network, ovn
+from tests.devstack.network import missing_for_neutron
 from tests.functional.test_all import READY, AllInOne, _openstack
 
 COMPUTES = 2
@@ -38,14 +38,9 @@ def _unavailable(what: str) -> None:
 
 
 def _require_network() -> None:
-    if os.geteuid() != 0:
-        _unavailable('not root')
-    for tool in ovn.TOOLS:
-        if shutil.which(tool) is None:
-            _unavailable('%s not found (tools/setup.sh installs Open vSwitch and OVN)'
-                         % tool)
-    if not os.path.exists(os.path.join(neutron.default_venv(), 'bin', 'gunicorn')):
-        _unavailable('%s missing (tools/setup.sh makes it)' % neutron.default_venv())
+    missing = missing_for_neutron()
+    if missing:
+        _unavailable(missing)
     engine = sa.create_engine(network.DB_SERVER, poolclass=sa.pool.NullPool)
     try:
         with engine.connect():

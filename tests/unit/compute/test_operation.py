@@ -7,7 +7,7 @@ import uuid
 
 from novalite import context as nl_context
 from novalite import exception, objects
-from novalite.compute import instance_events, operation
+from novalite.compute import operation
 
 
 class _NoGuest:
@@ -60,7 +60,6 @@ def test_a_delete_goes_on_when_placement_cannot_be_reached(cloud):
     mgr = types.SimpleNamespace(
         host='h1', driver=types.SimpleNamespace(destroy=lambda *a, **k: None),
         network_api=network_api.API(), reportclient=_Unreachable(),
-        instance_events=instance_events.InstanceEvents(),
         rt=types.SimpleNamespace(free_instance=lambda ctx, inst: freed.append(inst.uuid)))
     with nl_context.target_cell(cloud.context, cloud.cell) as cctxt:
         instance = _instance(cctxt, 'deleting')

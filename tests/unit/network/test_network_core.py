@@ -190,7 +190,7 @@ def test_a_failed_event_goes_to_the_error_callback_and_a_delete_ends_the_wait():
                                          error_callback=lambda n, i: seen.append(n)):
         events.pop(instance.uuid, 'network-vif-plugged', 'p1', 'failed')
     assert seen == ['network-vif-plugged']
-    with pytest.raises(exception.InstanceNotFound):
+    with pytest.raises(instance_events.WaitCancelled):
         with virtapi.wait_for_instance_event(instance, [('network-vif-plugged', 'p1')], 5):
             events.clear(instance.uuid)
 
