@@ -11,13 +11,21 @@ CPU_KEYS = ('id', 'time', 'utilisation')
 NIC_KEYS = ('mac_address', 'rx_octets', 'rx_errors', 'rx_drop', 'rx_packets', 'rx_rate',
             'tx_octets', 'tx_errors', 'tx_drop', 'tx_packets', 'tx_rate')
 DISK_KEYS = ('read_bytes', 'read_requests', 'write_bytes', 'write_requests', 'errors_count')
+# The API's enum of drivers (Nova's DiagnosticsDriver); a test double names a real one,
+# as Nova's fake driver reports 'libvirt'.
+DRIVERS = ('libvirt', 'xenapi', 'vmwareapi', 'hyperv', 'ironic')
 
 
 def new(state: str, driver: str, hypervisor: str | None = None,
         hypervisor_os: str | None = None, uptime: int | None = None,
         config_drive: bool = False, memory_maximum_mb: int | None = None,
         memory_used_mb: int | None = None) -> dict[str, Any]:
-    """:param state: the power state's name ('running', 'shutdown', ...)"""
+    """:param state: the power state's name ('running', 'shutdown', ...)
+    :param driver: one of :data:`DRIVERS`
+    :raises ValueError: a driver the API cannot name
+    """
+    if driver not in DRIVERS:
+        raise ValueError('diagnostics driver %r is not one of %s' % (driver, DRIVERS))
     return {'state': state, 'driver': driver, 'hypervisor': hypervisor,
             'hypervisor_os': hypervisor_os, 'uptime': uptime, 'config_drive': config_drive,
             'cpu_details': [], 'nic_details': [], 'disk_details': [],

@@ -120,7 +120,7 @@ class FakeDriver(driver.ComputeDriver):
         info = self.get_info(instance)
         flavor = instance.flavor
         diags = diagnostics.new(
-            state=power_state.STATE_MAP.get(info.state, 'nostate'), driver='fake',
+            state=power_state.STATE_MAP.get(info.state, 'nostate'), driver='libvirt',
             hypervisor='fake', hypervisor_os='fake', uptime=0,
             config_drive=bool(instance.config_drive), memory_maximum_mb=flavor.memory_mb,
             memory_used_mb=0)

@@ -43,7 +43,7 @@ def test_standard_diagnostics_from_2_48(stack, server):
     assert set(body) == {'state', 'driver', 'hypervisor', 'hypervisor_os', 'uptime',
                          'config_drive', 'num_cpus', 'num_nics', 'num_disks', 'cpu_details',
                          'nic_details', 'disk_details', 'memory_details'}
-    assert (body['state'], body['driver']) == ('running', 'fake')
+    assert (body['state'], body['driver']) == ('running', 'libvirt')
     assert body['num_cpus'] == 2 and len(body['cpu_details']) == 2
     assert set(body['cpu_details'][0]) == set(diagnostics.CPU_KEYS)
     assert body['num_disks'] == 1 and body['num_nics'] == 0

@@ -12,7 +12,7 @@ from tests.unit.virt.conftest import image_meta, make_instance
 
 
 def test_details_carry_every_key_and_refuse_unknown_ones():
-    diags = diagnostics.new('running', 'fake', memory_maximum_mb=64)
+    diags = diagnostics.new('running', 'libvirt', memory_maximum_mb=64)
     diagnostics.add_cpu(diags, id=0, time=5)
     diagnostics.add_nic(diags, mac_address='fa:16:3e:00:00:01', rx_octets=10, tx_drop=1)
     assert diags['cpu_details'] == [{'id': 0, 'time': 5, 'utilisation': None}]
@@ -36,6 +36,8 @@ def test_fake_driver_reports_one_cpu_per_vcpu():
     diags = drv.get_instance_diagnostics(instance)
     assert [c['id'] for c in diags['cpu_details']] == [0, 1, 2]
     assert diags['memory_details'] == {'maximum': 96, 'used': 0}
+    # The API's enum of drivers has no 'fake': it reports 'libvirt', as Nova's fake.
+    assert diags['driver'] == 'libvirt'
     assert drv.get_diagnostics(instance)['cpu2_time'] == 0
 
 
@@ -56,3 +58,8 @@ def test_libvirt_driver_reads_the_domain_counters(make_driver, ctxt, image_serve
     assert diags['disk_details'][0]['read_requests'] is not None
     assert 90 <= diags['uptime'] < 3600
     assert 'vda_read' in drv.get_diagnostics(instance)
+
+
+def test_a_driver_outside_the_api_enum_is_refused():
+    with pytest.raises(ValueError):
+        diagnostics.new('running', 'fake')
