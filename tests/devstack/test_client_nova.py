@@ -111,7 +111,7 @@ def test_aggregates_and_availability_zones(stack, nova):
 
 
 def test_services_and_hypervisors(stack, nova):
-    computes = {s.host: s for s in nova.services.list(binary='novalite-compute')}
+    computes = {s.host: s for s in nova.services.list(binary='nova-compute')}
     assert set(stack.computes) <= set(computes)
     assert all(computes[h].state == 'up' for h in stack.computes)
     hypervisors = {h.hypervisor_hostname: h for h in nova.hypervisors.list()}

@@ -205,14 +205,14 @@ def test_hypervisor_list_show(stack):
 def test_compute_service_disable_enable(stack):
     host = stack.computes[1]
     disabled = _osc(stack, 'compute', 'service', 'set', '--disable', '--disable-reason',
-                    'osc test', host, 'novalite-compute', fmt_json=False)
+                    'osc test', host, 'nova-compute', fmt_json=False)
     assert disabled is not None
     try:
         services = _osc(stack, 'compute', 'service', 'list', '--host', host, '--long')
         assert [(s['Binary'], s['Status'], s['Disabled Reason']) for s in services] == [
-            ('novalite-compute', 'disabled', 'osc test')]
+            ('nova-compute', 'disabled', 'osc test')]
     finally:
-        _osc(stack, 'compute', 'service', 'set', '--enable', host, 'novalite-compute',
+        _osc(stack, 'compute', 'service', 'set', '--enable', host, 'nova-compute',
              fmt_json=False)
     services = _osc(stack, 'compute', 'service', 'list', '--host', host)
     assert [s['Status'] for s in services] == ['enabled']

@@ -166,16 +166,16 @@ def test_hypervisors(stack, conn):
 def test_services_disable_enable(stack, conn):
     host = stack.computes[1]
     service = next(s for s in conn.compute.services()
-                   if s.host == host and s.binary == 'novalite-compute')
+                   if s.host == host and s.binary == 'nova-compute')
     assert (service.state, service.status) == ('up', 'enabled')
     try:
-        disabled = conn.compute.disable_service(service, host, 'novalite-compute',
+        disabled = conn.compute.disable_service(service, host, 'nova-compute',
                                                 disabled_reason='sdk test')
         assert disabled.status == 'disabled'
         again = next(s for s in conn.compute.services() if s.id == service.id)
         assert (again.status, again.disabled_reason) == ('disabled', 'sdk test')
     finally:
-        conn.compute.enable_service(service, host, 'novalite-compute')
+        conn.compute.enable_service(service, host, 'nova-compute')
     again = next(s for s in conn.compute.services() if s.id == service.id)
     assert again.status == 'enabled'
 

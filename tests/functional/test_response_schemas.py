@@ -375,7 +375,7 @@ def _uptime(stack, hypervisor_id: Any, version: str) -> None:
 def test_services(stack, version):
     listed = check(stack, 'GET', '/os-services', 'services', 'list_services', version)
     if _version_key(version) >= _version_key('2.53'):
-        compute = next(s for s in listed['services'] if s['binary'] == 'novalite-compute')
+        compute = next(s for s in listed['services'] if s['binary'] == 'nova-compute')
         check(stack, 'PUT', '/os-services/%s' % compute['id'], 'services', 'update_service',
               version, {'status': 'disabled', 'disabled_reason': 'schema test'})
         check(stack, 'PUT', '/os-services/%s' % compute['id'], 'services', 'update_service',

@@ -205,7 +205,7 @@ class TestAvailabilityZones:
         zones = {z['zoneName']: z for z in resp.json['availabilityZoneInfo']}
         assert set(zones) == {'az-edge', 'nova', 'internal', 'az-off'}
         assert set(zones['internal']['hosts']) == {'ctl'}
-        service = zones['nova']['hosts']['cmp1']['novalite-compute']
+        service = zones['nova']['hosts']['cmp1']['nova-compute']
         assert (service['available'], service['active']) == (True, True)
         assert service['updated_at']
         assert set(zones['az-edge']['hosts']) == {'cmp2'}

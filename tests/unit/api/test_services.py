@@ -40,7 +40,9 @@ class Cells:
                                       topic=binary.split('-')[-1], report_count=0, **values)
             service.create()
             service.heartbeat()
-            return service
+        if binary == 'novalite-compute':
+            objects.HostMapping(ctxt, host=host, cell_mapping=self.cells[cell]).create()
+        return service
 
     def reload(self, cell: str, service_id: int) -> objects.Service:
         with nl_context.target_cell(nl_context.get_admin_context(),
@@ -83,22 +85,22 @@ class TestIndex:
         resp = call(app, 'GET', '/v2.1/os-services', token=ADMIN)
         assert resp.status_int == 200
         listed = _by_host_binary(resp.json)
-        assert set(listed) == {('ctl', 'novalite-conductor'), ('ctl', 'novalite-scheduler'),
-                               ('cmp1', 'novalite-compute'), ('cmp2', 'novalite-compute')}
-        compute1 = listed[('cmp1', 'novalite-compute')]
+        assert set(listed) == {('ctl', 'nova-conductor'), ('ctl', 'nova-scheduler'),
+                               ('cmp1', 'nova-compute'), ('cmp2', 'nova-compute')}
+        compute1 = listed[('cmp1', 'nova-compute')]
         assert compute1 == {
-            'id': deployment['compute1'].id, 'binary': 'novalite-compute', 'host': 'cmp1',
+            'id': deployment['compute1'].id, 'binary': 'nova-compute', 'host': 'cmp1',
             'zone': 'nova', 'status': 'enabled', 'state': 'up',
             'updated_at': compute1['updated_at'], 'disabled_reason': None}
         updated = datetime.datetime.fromisoformat(compute1['updated_at'])
         assert abs((timeutils.utcnow() - updated).total_seconds()) < 60
-        assert listed[('ctl', 'novalite-conductor')]['zone'] == 'internal'
-        assert listed[('cmp2', 'novalite-compute')]['state'] == 'down'
+        assert listed[('ctl', 'nova-conductor')]['zone'] == 'internal'
+        assert listed[('cmp2', 'nova-compute')]['state'] == 'down'
 
     def test_zone_of_computes_is_the_default_availability_zone(self, app, deployment):
         CONF.set_override('default_availability_zone', 'az-edge')
         try:
-            resp = call(app, 'GET', '/v2.1/os-services?binary=novalite-compute', token=ADMIN)
+            resp = call(app, 'GET', '/v2.1/os-services?binary=nova-compute', token=ADMIN)
         finally:
             CONF.clear_override('default_availability_zone')
         assert {s['zone'] for s in resp.json['services']} == {'az-edge'}
@@ -116,12 +118,22 @@ class TestIndex:
     def test_filters_by_host_and_binary(self, app, deployment):
         resp = call(app, 'GET', '/v2.1/os-services?host=ctl', token=ADMIN)
         assert {s['binary'] for s in resp.json['services']} == {
-            'novalite-conductor', 'novalite-scheduler'}
-        resp = call(app, 'GET', '/v2.1/os-services?host=ctl&binary=novalite-scheduler',
+            'nova-conductor', 'nova-scheduler'}
+        resp = call(app, 'GET', '/v2.1/os-services?host=ctl&binary=nova-scheduler',
                     token=ADMIN)
-        assert [s['binary'] for s in resp.json['services']] == ['novalite-scheduler']
+        assert [s['binary'] for s in resp.json['services']] == ['nova-scheduler']
         resp = call(app, 'GET', '/v2.1/os-services?host=nowhere', token=ADMIN)
         assert resp.json == {'services': []}
+
+    @pytest.mark.parametrize('binary', ['nova-compute', 'novalite-compute'])
+    def test_binary_filter_takes_nova_and_novalite_names(self, app, deployment, binary):
+        resp = call(app, 'GET', '/v2.1/os-services?binary=%s' % binary, token=ADMIN)
+        assert sorted((s['host'], s['binary']) for s in resp.json['services']) == [
+            ('cmp1', 'nova-compute'), ('cmp2', 'nova-compute')]
+
+    def test_empty_filters_filter_nothing(self, app, deployment):
+        resp = call(app, 'GET', '/v2.1/os-services?host=&binary=', token=ADMIN)
+        assert len(resp.json['services']) == 4
 
     def test_unknown_filter_ignored_before_2_75_refused_after(self, app, deployment):
         resp = call(app, 'GET', '/v2.1/os-services?foo=bar', token=ADMIN, version='2.74')
@@ -186,13 +198,84 @@ class TestUpdate:
         resp = self._put(app, 'not-a-uuid', {'status': 'disabled'})
         assert resp.status_int == 400
 
-    def test_needs_2_53(self, app, deployment):
-        resp = self._put(app, deployment['compute1'].uuid, {'status': 'disabled'},
-                         version='2.52')
+    def test_a_uuid_is_no_action_before_2_53(self, app, deployment):
+        resp = self._put(app, deployment['compute1'].uuid,
+                         {'host': 'cmp1', 'binary': 'nova-compute'}, version='2.52')
         assert resp.status_int == 404
+        assert resp.json['itemNotFound']['message'] == 'Unknown action'
+
+    def test_no_update_requested(self, app, deployment):
+        resp = self._put(app, deployment['compute1'].uuid, {'disabled_reason': 'why'})
+        assert resp.status_int == 400
+        assert resp.json['badRequest']['message'].startswith('No updates were requested.')
 
     def test_non_admin_is_forbidden(self, app, cells, deployment):
         compute = deployment['compute1']
         resp = self._put(app, compute.uuid, {'status': 'disabled'}, token='demo:demo')
         assert resp.status_int == 403
         assert cells.reload('cell1', compute.id).disabled is False
+
+
+class TestActionsBefore253:
+    """PUT /os-services/{enable,disable,disable-log-reason,force-down}: what
+    openstackclient sends without a microversion."""
+
+    def _put(self, app, action, body, version='2.1', token=ADMIN):
+        return call(app, 'PUT', '/v2.1/os-services/%s' % action, body, token=token,
+                    version=version)
+
+    @pytest.mark.parametrize('binary', ['nova-compute', 'novalite-compute'])
+    def test_disable_then_enable_by_host_and_binary(self, app, cells, deployment, binary):
+        compute = deployment['compute2']
+        resp = self._put(app, 'disable', {'host': 'cmp2', 'binary': binary})
+        assert resp.status_int == 200
+        assert resp.json == {'service': {'host': 'cmp2', 'binary': binary,
+                                         'status': 'disabled'}}
+        stored = cells.reload('cell2', compute.id)
+        assert (stored.disabled, stored.disabled_reason) == (True, None)
+        resp = self._put(app, 'enable', {'host': 'cmp2', 'binary': binary})
+        assert resp.json['service']['status'] == 'enabled'
+        assert cells.reload('cell2', compute.id).disabled is False
+
+    def test_disable_log_reason(self, app, cells, deployment):
+        resp = self._put(app, 'disable-log-reason',
+                         {'host': 'cmp1', 'binary': 'nova-compute',
+                          'disabled_reason': 'maintenance'})
+        assert resp.json == {'service': {'host': 'cmp1', 'binary': 'nova-compute',
+                                         'status': 'disabled',
+                                         'disabled_reason': 'maintenance'}}
+        stored = cells.reload('cell1', deployment['compute1'].id)
+        assert (stored.disabled, stored.disabled_reason) == (True, 'maintenance')
+        resp = self._put(app, 'disable-log-reason', {'host': 'cmp1',
+                                                     'binary': 'nova-compute'})
+        assert resp.status_int == 400
+        assert resp.json['badRequest']['message'] == 'Missing disabled reason field'
+
+    def test_force_down_from_2_11(self, app, cells, deployment):
+        body = {'host': 'cmp1', 'binary': 'nova-compute', 'forced_down': True}
+        assert self._put(app, 'force-down', body).status_int == 400  # not in 2.1's schema
+        resp = self._put(app, 'force-down', body, version='2.11')
+        assert resp.json == {'service': {'host': 'cmp1', 'binary': 'nova-compute',
+                                         'forced_down': True}}
+        assert cells.reload('cell1', deployment['compute1'].id).forced_down is True
+        resp = self._put(app, 'force-down', {'host': 'cmp1', 'binary': 'nova-compute'},
+                         version='2.11')
+        assert resp.json['badRequest']['message'] == 'Missing forced_down field'
+
+    def test_other_binaries_unknown_hosts_and_actions(self, app, deployment):
+        resp = self._put(app, 'disable', {'host': 'ctl', 'binary': 'nova-scheduler'})
+        assert resp.status_int == 400
+        assert resp.json['badRequest']['message'] == (
+            'Updating a nova-scheduler service is not supported. Only nova-compute '
+            'services can be updated.')
+        resp = self._put(app, 'disable', {'host': 'nowhere', 'binary': 'nova-compute'})
+        assert resp.status_int == 404
+        resp = self._put(app, 'pause', {'host': 'cmp1', 'binary': 'nova-compute'})
+        assert resp.status_int == 404
+        resp = self._put(app, 'disable', {'host': 'cmp1'})
+        assert resp.status_int == 400
+
+    def test_non_admin_is_forbidden(self, app, cells, deployment):
+        resp = self._put(app, 'disable', {'host': 'cmp1', 'binary': 'nova-compute'},
+                         token='demo:demo')
+        assert resp.status_int == 403

@@ -7,6 +7,7 @@ from typing import Any
 from novalite import availability_zones as azs
 from novalite.api import validation
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute import binaries
 from novalite.policies import availability_zone as az_policies
 from novalite.servicegroup import api as servicegroup
 
@@ -58,7 +59,8 @@ class AvailabilityZoneController(wsgi.Controller):
             if service.disabled:
                 continue
             zone = azs.service_zone(service, by_host)
-            hosts.setdefault(zone, {}).setdefault(service.host, {})[service.binary] = {
+            hosts.setdefault(zone, {}).setdefault(service.host, {})[
+                binaries.to_api(service.binary)] = {
                 'available': self._servicegroup.service_is_up(service),
                 'active': not service.disabled,
                 'updated_at': _time(_updated(service)),

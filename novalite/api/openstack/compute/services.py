@@ -2,8 +2,10 @@
 
 Services live in the cell databases, so listing gathers every cell (cell0 has none) and
 an update or delete looks the service up in each (by uuid from 2.53, by database id
-before). ``PUT /os-services/{service_id}`` is the 2.53 form; the older
-``/os-services/enable`` style actions are not implemented.
+before). Before 2.53 an update is an action named in the path
+(``PUT /os-services/disable`` with the host and binary in the body); from 2.53 it is
+``PUT /os-services/{service_id}``. Binaries are shown and matched by Nova's names
+(``binaries``): ``nova-compute`` finds the ``novalite-compute`` services.
 
 Deleting a compute service also deletes its nodes, their resource providers in
 Placement and the host mapping, and takes the host out of its aggregates; it is refused
@@ -21,6 +23,7 @@ from novalite import exception, objects
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute import binaries
 from novalite.api.openstack.compute.schemas import services as schema
 from novalite.api.openstack.compute.views import services as services_view
 from novalite.compute import lookups
@@ -62,33 +65,124 @@ class ServiceController(wsgi.Controller):
     def index(self, req: wsgi.Request) -> dict:
         context = req.context
         context.can(sv_policies.BASE % 'list', {})
+        # An empty filter is no filter, as in Nova.
         host = req.GET.get('host')
         binary = req.GET.get('binary')
+        recorded = binaries.to_recorded(binary) if binary else None
         services = []
         for cell_services in _gather(context, objects.ServiceList.get_all).values():
             services += [s for s in cell_services
-                         if (host is None or s.host == host)
-                         and (binary is None or s.binary == binary)]
+                         if (not host or s.host == host)
+                         and (recorded is None or s.binary == recorded)]
         return self._view_builder.index(req, services)
 
-    @wsgi.api_version('2.53')
+    @validation.schema(schema.update, '2.1', '2.10')
+    @validation.schema(schema.update_v211, '2.11', '2.52')
     @validation.schema(schema.update_v253, '2.53')
     def update(self, req: wsgi.Request, id: str, body: dict) -> dict:
+        """An action on a host's binary before 2.53, the service ``id``'s fields from."""
+        if avr.is_supported(req, '2.53'):
+            return self._update_v253(req, id, body)
         context = req.context
         context.can(sv_policies.BASE % 'update', {})
-        if not uuidutils.is_uuid_like(id):
-            raise webob.exc.HTTPBadRequest(explanation='Invalid uuid %s' % id)
-        status = body.get('status')
-        if 'disabled_reason' in body and status != 'disabled':
-            raise webob.exc.HTTPBadRequest(
-                explanation="Specifying 'disabled_reason' with status '%s' is invalid."
-                            % (status or 'enabled'))
-        service = self._find(context, id)
-        if service.binary != services_view.COMPUTE_BINARY:
+        actions = {'enable': self._enable, 'disable': self._disable,
+                   'disable-log-reason': self._disable_log_reason}
+        if avr.is_supported(req, '2.11'):
+            actions['force-down'] = self._forced_down
+        if id not in actions:
+            raise webob.exc.HTTPNotFound(explanation='Unknown action')
+        return actions[id](context, body)
+
+    def _enable(self, context: Any, body: dict) -> dict:
+        return self._set_status(context, body, 'enabled', None)
+
+    def _disable(self, context: Any, body: dict) -> dict:
+        return self._set_status(context, body, 'disabled', None)
+
+    def _disable_log_reason(self, context: Any, body: dict) -> dict:
+        if 'disabled_reason' not in body:
+            raise webob.exc.HTTPBadRequest(explanation='Missing disabled reason field')
+        return self._set_status(context, body, 'disabled', body['disabled_reason'])
+
+    def _set_status(self, context: Any, body: dict, status: str,
+                    reason: str | None) -> dict:
+        service = self._find_by_host_and_binary(context, body['host'], body['binary'])
+        service.disabled = status == 'disabled'
+        service.disabled_reason = reason
+        service.save()
+        lookups.forget()
+        # Echoes the body's binary, as Nova does: a client finds the name it sent.
+        answer = {'host': body['host'], 'binary': body['binary'], 'status': status}
+        if reason:
+            answer['disabled_reason'] = reason
+        return {'service': answer}
+
+    def _forced_down(self, context: Any, body: dict) -> dict:
+        if 'forced_down' not in body:
+            raise webob.exc.HTTPBadRequest(explanation='Missing forced_down field')
+        forced_down = strutils.bool_from_string(body['forced_down'])
+        service = self._find_by_host_and_binary(context, body['host'], body['binary'])
+        if not forced_down:
+            self._check_for_evacuations(service)
+        service.forced_down = forced_down
+        service.save()
+        lookups.forget()
+        return {'service': {'host': body['host'], 'binary': body['binary'],
+                            'forced_down': forced_down}}
+
+    @staticmethod
+    def _find_by_host_and_binary(context: Any, host: str, binary: str) -> Any:
+        """The compute service of ``host``, its context aimed at the host's cell.
+
+        :raises HTTPBadRequest: ``binary`` is not the compute's
+        :raises HTTPNotFound: the host is in no cell, or has no such service
+        """
+        if not binaries.is_compute(binary):
             raise webob.exc.HTTPBadRequest(
                 explanation='Updating a %s service is not supported. Only %s services '
-                            'can be updated.' % (service.binary, services_view.COMPUTE_BINARY))
+                            'can be updated.' % (binary, binaries.COMPUTE))
+        try:
+            mapping = objects.HostMapping.get_by_host(context, host)
+        except exception.HostMappingNotFound as exc:
+            raise webob.exc.HTTPNotFound(explanation=exc.format_message()) from exc
+        with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+            service = objects.Service.get_by_host_and_binary(
+                cctxt, host, binaries.to_recorded(binary))
+        if service is None:
+            raise webob.exc.HTTPNotFound(
+                explanation='Could not find binary %s on host %s.' % (binary, host))
+        return service
+
+    @staticmethod
+    def _check_for_evacuations(service: Any) -> None:
+        """Refuse to force a host up while evacuations from it are still ``done``:
+        its compute has not started since and would find the evacuated guests."""
+        filters = {'source_compute': service.host, 'status': 'done',
+                   'migration_type': 'evacuation'}
+        if objects.MigrationList.get_by_filters(service._context, filters):
+            raise webob.exc.HTTPBadRequest(
+                explanation='Unable to force up host %s as `done` evacuation migration '
+                            'records remain associated with the host. Ensure the compute '
+                            'service has been restarted, allowing these records to move '
+                            'to `completed` before retrying this request.' % service.host)
+
+    def _update_v253(self, req: wsgi.Request, id: str, body: dict) -> dict:
+        context = req.context
+        if not uuidutils.is_uuid_like(id):
+            raise webob.exc.HTTPBadRequest(explanation='Invalid uuid %s' % id)
+        context.can(sv_policies.BASE % 'update', {})
+        service = self._find(context, id)
+        if not binaries.is_compute(service.binary):
+            raise webob.exc.HTTPBadRequest(
+                explanation='Updating a %s service is not supported. Only %s services '
+                            'can be updated.' % (binaries.to_api(service.binary),
+                                                 binaries.COMPUTE))
+        status = body.get('status')
         if status == 'enabled':
+            if body.get('disabled_reason'):
+                raise webob.exc.HTTPBadRequest(
+                    explanation="Specifying 'disabled_reason' with status 'enabled' is "
+                                "invalid.")
             service.disabled = False
             service.disabled_reason = None
         elif status == 'disabled':
@@ -96,6 +190,12 @@ class ServiceController(wsgi.Controller):
             service.disabled_reason = body.get('disabled_reason')
         if 'forced_down' in body:
             service.forced_down = strutils.bool_from_string(body['forced_down'], strict=True)
+            if not service.forced_down:
+                self._check_for_evacuations(service)
+        if not service.obj_what_changed():
+            raise webob.exc.HTTPBadRequest(
+                explanation="No updates were requested. Fields 'status' or 'forced_down' "
+                            "should be specified.")
         service.save()
         lookups.forget()  # host_status answers at once, in this process
         return self._view_builder.show(req, service)
@@ -116,7 +216,7 @@ class ServiceController(wsgi.Controller):
                 raise webob.exc.HTTPBadRequest(
                     explanation='Invalid input received: id must be an integer') from exc
             service = self._find_by_id(context, service_id)
-        if service.binary == services_view.COMPUTE_BINARY:
+        if binaries.is_compute(service.binary):
             self._delete_compute_parts(context, service)
         service.destroy()
         lookups.forget()

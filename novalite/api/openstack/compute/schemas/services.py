@@ -1,4 +1,5 @@
-"""Schemas of the os-services API: the list filters and the 2.53 update body."""
+"""Schemas of the os-services API: the list filters and the update bodies (the
+host/binary actions before 2.53, the service's own fields from 2.53)."""
 from __future__ import annotations
 
 from novalite.api.validation import parameter_types as pt
@@ -14,6 +15,27 @@ index_query = {
 
 # From 2.75 unknown query parameters are refused instead of ignored.
 index_query_275 = dict(index_query, additionalProperties=False)
+
+# The host of a service, as Nova's ``fqdn`` parameter type.
+_host = {'type': 'string', 'minLength': 1, 'maxLength': 255, 'pattern': '^[a-zA-Z0-9-._]*$'}
+_binary = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+_reason = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+
+# PUT /os-services/{enable|disable|disable-log-reason} (and force-down from 2.11).
+update = {
+    'type': 'object',
+    'properties': {'host': _host, 'binary': _binary, 'disabled_reason': _reason},
+    'required': ['host', 'binary'],
+    'additionalProperties': False,
+}
+
+update_v211 = {
+    'type': 'object',
+    'properties': {'host': _host, 'binary': _binary, 'disabled_reason': _reason,
+                   'forced_down': pt.boolean},
+    'required': ['host', 'binary'],
+    'additionalProperties': False,
+}
 
 update_v253 = {
     'type': 'object',

@@ -6,8 +6,7 @@ from typing import Any
 
 from novalite import availability_zones
 from novalite.api.openstack import api_version_request as avr
-
-COMPUTE_BINARY = 'novalite-compute'
+from novalite.api.openstack.compute import binaries
 
 
 def _time(value: datetime.datetime | None) -> str | None:
@@ -24,7 +23,8 @@ def _field(service: Any, name: str) -> Any:
 
 class ViewBuilder:
     """``id`` is the service's uuid from 2.53 (its database id before), ``forced_down``
-    appears from 2.11; ``zone`` is ``internal`` except for compute services."""
+    appears from 2.11; ``zone`` is ``internal`` except for compute services; ``binary``
+    is Nova's name of the daemon."""
 
     def __init__(self, servicegroup_api: Any) -> None:
         self._servicegroup = servicegroup_api
@@ -36,7 +36,7 @@ class ViewBuilder:
         updated = _field(service, 'last_seen_up') or _field(service, 'updated_at')
         body = {
             'id': service.uuid if avr.is_supported(req, '2.53') else service.id,
-            'binary': service.binary,
+            'binary': binaries.to_api(service.binary),
             'host': service.host,
             'zone': zone,
             'status': 'disabled' if service.disabled else 'enabled',
