@@ -83,6 +83,10 @@ class ImageNotActive(Invalid):
     msg_fmt = 'Image %(image_id)s is not active.'
 
 
+class AutoDiskConfigDisabledByImage(Invalid):
+    msg_fmt = 'Requested image %(image)s has automatic disk resize disabled.'
+
+
 class InvalidBDM(Invalid):
     msg_fmt = 'Block Device Mapping is Invalid.'
 
@@ -141,6 +145,29 @@ class FlavorNotFound(NotFound):
 
 class ImageNotFound(NotFound):
     msg_fmt = 'Image %(image_id)s could not be found.'
+
+
+class ImageNotAuthorized(ImageNotFound):
+    """Glance answered 403 to a write. A kind of ImageNotFound so that callers which
+    only care whether they can use the image treat both alike; the image proxy
+    answers 403."""
+
+    msg_fmt = 'Not authorized for image %(image_id)s.'
+    code = 403
+
+
+class ImageBadRequest(Invalid):
+    msg_fmt = 'Request of image %(image_id)s got BadRequest response: %(response)s'
+
+
+class ImageDeleteConflict(NovaliteException):
+    msg_fmt = 'Conflict deleting image. Reason: %(reason)s.'
+    code = 409
+
+
+class ImageQuotaExceeded(NovaliteException):
+    msg_fmt = 'Image quota exceeded'
+    code = 413
 
 
 class KeypairNotFound(NotFound):

@@ -19,6 +19,7 @@ from oslo_utils import timeutils, uuidutils
 from novalite import context as nl_context
 from novalite import exception, objects, quota, utils
 from novalite.compute import (
+    disk_config,
     instance_actions,
     instance_edit,
     lookups,
@@ -142,7 +143,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             vcpus=flavor.vcpus, root_gb=flavor.root_gb, ephemeral_gb=flavor.ephemeral_gb,
             instance_type_id=flavor.id, flavor=flavor, user_data=kw.get('user_data'),
             reservation_id=reservation_id, availability_zone=kw.get('availability_zone'),
-            locked=False, progress=0, config_drive='True' if kw.get('config_drive') else '',
+            locked=False, progress=0, auto_disk_config=bool(kw.get('auto_disk_config')),
+            config_drive='True' if kw.get('config_drive') else '',
             access_ip_v4=kw.get('access_ip_v4'), access_ip_v6=kw.get('access_ip_v6'),
             metadata=dict(kw.get('metadata') or {}), system_metadata=system_metadata,
             tags=list(kw.get('tags') or []), host=None, node=None, launched_at=None,
@@ -161,7 +163,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                access_ip_v6: str | None = None, config_drive: Any = None,
                personality: list | None = None, requested_host: str | None = None,
                requested_hypervisor_hostname: str | None = None,
-               security_groups: list[str] | None = None) -> tuple[list, str]:
+               security_groups: list[str] | None = None,
+               auto_disk_config: bool | None = None) -> tuple[list, str]:
         """Accept a boot request; return the (not yet scheduled) instances and the
         reservation id. Nothing is written when a check fails."""
         # Hop times of the checks, logged once the instances (and their uuids) exist.
@@ -169,6 +172,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         if flavor.disabled:
             raise exception.FlavorNotFound(flavor_id=flavor.flavorid)
         image = self._check_image(context, image_href, flavor)
+        auto_disk_config = disk_config.for_image(image, auto_disk_config)
         imaged = time.time()
         key_data = None
         if key_name:
@@ -207,7 +211,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                 name=name, description=description, hostname=hostname, key_name=key_name,
                 key_data=key_data, user_data=user_data, availability_zone=availability_zone,
                 config_drive=config_drive, access_ip_v4=access_ip_v4,
-                access_ip_v6=access_ip_v6, metadata=metadata, tags=tags)
+                access_ip_v6=access_ip_v6, metadata=metadata, tags=tags,
+                auto_disk_config=auto_disk_config)
             spec = objects.RequestSpec.from_components(
                 context, instance.uuid, image_meta, flavor, count,
                 availability_zone=availability_zone, scheduler_hints=scheduler_hints,

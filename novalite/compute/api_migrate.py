@@ -11,7 +11,13 @@ from typing import Any
 
 from novalite import context as nl_context
 from novalite import exception, objects, quota
-from novalite.compute import instance_actions, instance_edit, task_states, vm_states
+from novalite.compute import (
+    disk_config,
+    instance_actions,
+    instance_edit,
+    task_states,
+    vm_states,
+)
 
 RESIZE_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED)
 LIVE_MIGRATE_VM_STATES = (vm_states.ACTIVE, vm_states.PAUSED)
@@ -25,7 +31,8 @@ class MigrateAPIMixin:
     # -- resize and cold migration ----------------------------------------------------
 
     def resize(self, context: Any, instance: Any, flavor: Any = None,
-               clean_shutdown: bool = True, host_name: str | None = None) -> None:
+               clean_shutdown: bool = True, host_name: str | None = None,
+               auto_disk_config: bool | None = None) -> None:
         """Resize to ``flavor`` (a Flavor), or cold-migrate when it is None (then
         optionally to ``host_name``, API 2.56).
 
@@ -33,6 +40,7 @@ class MigrateAPIMixin:
         :raises CannotResizeDisk: (400) a flavor with no root disk for one that has one
         :raises TooManyInstances: (403) the bigger flavor passes the quota
         :raises ComputeHostNotFound: (400) ``host_name`` is no compute host
+        :raises AutoDiskConfigDisabledByImage: (400) AUTO, and the image disables it
         """
         instance_edit.check_instance_lock(context, instance)
         method = 'resize' if flavor is not None else 'migrate'
@@ -42,11 +50,14 @@ class MigrateAPIMixin:
             flavor = current
         else:
             self._check_new_flavor(context, instance, current, flavor)
+        disk_config.check_instance(instance, auto_disk_config)
         with self._host_context(context, instance) as cctxt:
             if host_name is not None:
                 _check_target_host(cctxt, instance, host_name)
             instance.task_state = task_states.RESIZE_PREP
             instance.progress = 0
+            # As Nova: a resize or cold migration without a choice ends MANUAL.
+            instance.auto_disk_config = bool(auto_disk_config)
             instance.save(expected_task_state=[None])
             objects.InstanceAction.action_start(
                 cctxt, instance.uuid, instance_actions.RESIZE if flavor.id != current.id

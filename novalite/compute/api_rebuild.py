@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from novalite import exception, objects
-from novalite.compute import api_images, instance_actions, instance_edit, task_states, vm_states
+from novalite.compute import (
+    api_images,
+    disk_config,
+    instance_actions,
+    instance_edit,
+    task_states,
+    vm_states,
+)
 
 REBUILD_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED, vm_states.ERROR)
 _UNSET = object()
@@ -28,7 +35,8 @@ class RebuildAPIMixin:
                 description: Any = _UNSET, auto_disk_config: bool | None = None) -> None:
         """:raises InstanceIsLocked, InstanceInvalidState: (409)
         :raises ImageNotFound, ImageNotActive, FlavorMemoryTooSmall,
-            FlavorDiskTooSmall, KeypairNotFound, MetadataLimitExceeded: bad request
+            FlavorDiskTooSmall, KeypairNotFound, MetadataLimitExceeded,
+            AutoDiskConfigDisabledByImage: bad request
         """
         instance_edit.check_instance_lock(context, instance)
         instance_edit.check_instance_state(instance, 'rebuild', REBUILD_VM_STATES)
@@ -37,6 +45,8 @@ class RebuildAPIMixin:
                 reason='Rebuilding a volume-backed server needs the Block Storage '
                        'service (Cinder), which novalite does not support.')
         image = self._check_image(context, image_href, instance.flavor)
+        # The new image decides the disk config the request leaves open, as in Nova.
+        auto_disk = disk_config.for_image(image, auto_disk_config)
         if metadata is not None:
             instance_edit.check_metadata_quota(metadata)
         key_data: Any = _UNSET
@@ -47,7 +57,7 @@ class RebuildAPIMixin:
         orig_sys_metadata = dict(instance.system_metadata or {})
         with self._host_context(context, instance) as cctxt:
             updates = {'display_name': name, 'metadata': metadata, 'hostname': hostname,
-                       'auto_disk_config': auto_disk_config}
+                       'auto_disk_config': auto_disk}
             for field, value in updates.items():
                 if value is not None:
                     setattr(instance, field, value)

@@ -42,17 +42,18 @@ def shelve_instance(mgr: Any, context: Any, instance: Any, image_id: str,
     """Power off, snapshot to ``image_id``, SHELVED; offload at once when
     ``[DEFAULT] shelved_offload_time`` is 0."""
     with operation(mgr, context, instance, SHELVE_EVENT, instance.vm_state, 'shelve'):
-        instance.system_metadata = dict(
-            instance.system_metadata or {},
-            shelved_at=timeutils.utcnow(with_timezone=True).isoformat(),
-            shelved_image_id=image_id, shelved_host=mgr.host)
-        instance.save()
         try:
             _power_off(mgr, instance, clean_shutdown)
         except Exception:
             snapshot.delete_image_quietly(mgr, context, image_id)
             raise
         snapshot.capture(mgr, context, instance, image_id, _SHELVING_NAMES)
+        # Only once the image holds the data, as Nova: a failed shelve leaves no
+        # shelved_image_id naming the image it deleted.
+        instance.system_metadata = dict(
+            instance.system_metadata or {},
+            shelved_at=timeutils.utcnow(with_timezone=True).isoformat(),
+            shelved_image_id=image_id, shelved_host=mgr.host)
         offload_now = CONF.shelved_offload_time == 0
         instance.power_state = mgr.driver.get_info(instance).state
         instance.vm_state = vm_states.SHELVED

@@ -133,9 +133,12 @@ class API:
         return size, digests
 
     def _request(self, context: Any, image_id: str, path: str,
-                 stream: bool = False) -> Any:
+                 stream: bool = False, bad_request_ok: bool = False) -> Any:
         """GET ``path``, retrying connection failures and 5xx ``[glance] num_retries``
-        times; returns the 200/204 response."""
+        times; returns the 200/204 response.
+
+        :param bad_request_ok: a 400 raises ``_BadRequest`` with Glance's message.
+        """
         headers = self._headers(context)
         if stream:
             headers['Accept'] = 'application/octet-stream'
@@ -153,6 +156,8 @@ class API:
             if resp.status_code in (200, 204):
                 return resp
             resp.close()
+            if resp.status_code == 400 and bad_request_ok:
+                raise _BadRequest(_glance_message(resp))
             if resp.status_code in (403, 404):
                 raise exception.ImageNotFound(image_id=image_id)
             if resp.status_code >= 500 and attempt + 1 < attempts:
@@ -198,6 +203,28 @@ class API:
                            expected=(200,), image_id=image_id)
         return resp.json()
 
+    def replace_properties(self, context: Any, image: dict[str, Any],
+                           properties: dict[str, str], current: dict[str, Any]
+                           ) -> dict[str, Any]:
+        """Make ``properties`` the custom properties of ``image`` (as Glance showed
+        it; ``current`` its custom properties): the others are removed.
+
+        :returns: the image as Glance answers.
+        :raises ImageNotAuthorized, ImageNotFound, ImageBadRequest:
+        """
+        ops: list[dict[str, Any]] = [
+            {'op': 'remove', 'path': '/' + _pointer(key)}
+            for key in current if key not in properties]
+        ops += [{'op': 'replace' if key in image else 'add', 'path': '/' + _pointer(key),
+                 'value': value} for key, value in properties.items()
+                if image.get(key) != value]
+        if not ops:
+            return image
+        resp = self._write(context, 'patch', '/v2/images/%s' % image['id'], json=ops,
+                           content_type='application/openstack-images-v2.1-json-patch',
+                           expected=(200,), image_id=image['id'])
+        return resp.json()
+
     def delete(self, context: Any, image_id: str) -> None:
         """:raises ImageNotFound: it is gone already (or not the caller's)."""
         self._write(context, 'delete', '/v2/images/%s' % image_id, expected=(204,),
@@ -216,6 +243,36 @@ class API:
             images.extend(body.get('images', []))
             path = body.get('next')
         return images
+
+    def list_images(self, context: Any, filters: dict[str, str],
+                    limit: int | None = None, marker: str | None = None,
+                    page_size: int | None = None) -> list[dict[str, Any]]:
+        """The images the caller sees that match ``filters`` (Glance v2 query
+        parameters), after ``marker``: at most ``limit`` of them, all without one,
+        read in pages of ``page_size`` (Glance caps a page at its ``api_limit_max``).
+
+        :raises Invalid: Glance refused the query (a malformed filter, an unknown
+            marker).
+        """
+        query = dict(filters)
+        if marker:
+            query['marker'] = marker
+        if page_size or limit:
+            query['limit'] = str(page_size or limit)
+        images: list[dict[str, Any]] = []
+        path: str | None = '/v2/images?' + urllib.parse.urlencode(query)
+        while path and (limit is None or len(images) < limit):
+            resp = self._get_listing(context, path)
+            body = resp.json()
+            images.extend(body.get('images', []))
+            path = body.get('next')
+        return images if limit is None else images[:limit]
+
+    def _get_listing(self, context: Any, path: str) -> Any:
+        try:
+            return self._request(context, '', path, bad_request_ok=True)
+        except _BadRequest as exc:
+            raise exception.Invalid(reason=exc.message) from None
 
     def image_url(self, image_id: str) -> str:
         """The image's URL in Glance (the ``Location`` of createImage before 2.45)."""
@@ -239,11 +296,49 @@ class API:
                 reason=str(exc)) from exc
         if resp.status_code in expected:
             return resp
-        if resp.status_code in (403, 404) and image_id:
-            raise exception.ImageNotFound(image_id=image_id)
+        if image_id:
+            _raise_for_image(resp, image_id, method)
         raise exception.ImageServiceError(
             reason='%s %s answered %s: %s' % (method.upper(), path.split('?')[0],
                                              resp.status_code, resp.text[:200]))
+
+
+def _pointer(key: str) -> str:
+    """``key`` as one step of a JSON pointer (RFC 6901)."""
+    return key.replace('~', '~0').replace('/', '~1')
+
+
+class _BadRequest(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _glance_message(resp: Any) -> str:
+    """The explanation of a Glance error response (a JSON fault, else its text)."""
+    try:
+        body = resp.json()
+    except ValueError:
+        return resp.text.strip()[:500]
+    if isinstance(body, dict):
+        message = body.get('message') or (body.get('error') or {}).get('message')
+        if message:
+            return str(message).strip()[:500]
+    return resp.text.strip()[:500]
+
+
+def _raise_for_image(resp: Any, image_id: str, method: str) -> None:
+    """The exception of a refused write to one image, as Nova translates Glance's."""
+    if resp.status_code == 404:
+        raise exception.ImageNotFound(image_id=image_id)
+    if resp.status_code in (401, 403):
+        raise exception.ImageNotAuthorized(image_id=image_id)
+    if resp.status_code == 400:
+        raise exception.ImageBadRequest(image_id=image_id, response=_glance_message(resp))
+    if resp.status_code == 409 and method == 'delete':
+        raise exception.ImageDeleteConflict(reason=_glance_message(resp))
+    if resp.status_code == 413:
+        raise exception.ImageQuotaExceeded(image_id=image_id)
 
 
 def _verify(image_id: str, image: dict[str, Any], size: int, digests: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import tempfile
 import threading
 import time
@@ -13,6 +14,37 @@ from novalite.compute import power_state, task_states
 from novalite.conf import CONF
 from novalite.image import glance
 from novalite.virt import diagnostics, driver, hardware
+
+GiB = 1024 ** 3
+_CLUSTER_BITS = 16
+_CLUSTER = 1 << _CLUSTER_BITS
+
+
+def snapshot_format(instance: Any) -> str:
+    """The format of a fake guest's disk: its image's if qcow2, else raw (the two
+    formats a libvirt snapshot comes out in)."""
+    image_format = (instance.system_metadata or {}).get('image_disk_format')
+    return 'qcow2' if image_format == 'qcow2' else 'raw'
+
+
+def empty_qcow2(virtual_size: int) -> bytes:
+    """A valid, empty qcow2 (version 2) image of ``virtual_size`` bytes: the header
+    cluster, the refcount table, one refcount block and the L1 table, as ``qemu-img
+    create`` lays them out."""
+    l2_span = _CLUSTER * (_CLUSTER // 8)
+    l1_size = max(1, -(-virtual_size // l2_span))
+    if l1_size * 8 > _CLUSTER:
+        raise ValueError('virtual size %d too large for a one-cluster L1 table'
+                         % virtual_size)
+    header = struct.pack('>4sIQIIQIIQQIIQ', b'QFI\xfb', 2, 0, 0, _CLUSTER_BITS,
+                         virtual_size, 0, l1_size, 3 * _CLUSTER, _CLUSTER, 1, 0, 0)
+    refcount_table = struct.pack('>Q', 2 * _CLUSTER)
+    # Clusters 0-3 (header, refcount table, refcount block, L1) are in use once each.
+    refcount_block = struct.pack('>4H', 1, 1, 1, 1)
+    return b''.join((header.ljust(_CLUSTER, b'\0'),
+                     refcount_table.ljust(_CLUSTER, b'\0'),
+                     refcount_block.ljust(_CLUSTER, b'\0'),
+                     b'\0' * (l1_size * 8)))
 
 
 class FakeDriver(driver.ComputeDriver):
@@ -132,16 +164,27 @@ class FakeDriver(driver.ComputeDriver):
 
     def snapshot(self, context: Any, instance: Any, image_id: str,
                  update_task_state: Any) -> None:
-        """Upload a small made-up payload (the fake guest has no disk)."""
+        """Upload a stand-in for the guest's root disk, in the format a real driver's
+        snapshot would have (qcow2 for a qcow2 image, else raw), and say so in the
+        image's ``disk_format``: Glance refuses data that its format inspection finds
+        to be something else than the image claims (415)."""
         self.get_info(instance)
         update_task_state(task_state=task_states.IMAGE_PENDING_UPLOAD)
-        update_task_state(task_state=task_states.IMAGE_UPLOADING,
-                          expected_state=task_states.IMAGE_PENDING_UPLOAD)
+        disk_format = snapshot_format(instance)
         fd, path = tempfile.mkstemp(prefix='fake-snapshot-')
         try:
             with os.fdopen(fd, 'wb') as data:
-                data.write(('fake snapshot of instance %s\n' % instance.uuid).encode())
-            glance.API().upload(context, image_id, path)
+                if disk_format == 'qcow2':
+                    data.write(empty_qcow2(max(instance.flavor.root_gb, 1) * GiB))
+                else:
+                    data.write(('fake snapshot of instance %s\n'
+                                % instance.uuid).encode())
+            update_task_state(task_state=task_states.IMAGE_UPLOADING,
+                              expected_state=task_states.IMAGE_PENDING_UPLOAD)
+            image_api = glance.API()
+            image_api.update(context, image_id, {'disk_format': disk_format,
+                                                 'container_format': 'bare'})
+            image_api.upload(context, image_id, path)
         finally:
             os.unlink(path)
 

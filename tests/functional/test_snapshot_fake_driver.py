@@ -1,5 +1,5 @@
-"""createImage on the fake driver (which uploads a small made-up payload) through the
-functional stack and its Glance double."""
+"""createImage on the fake driver (which uploads an empty disk in its image's format,
+here qcow2) through the functional stack and its Glance double."""
 from __future__ import annotations
 
 import time
@@ -34,6 +34,7 @@ def test_fake_driver_snapshot_uploads_a_payload(stack):
     image = stack.glance.images[image_id]
     assert image['status'] == 'active'
     assert image['instance_uuid'] == server_id
-    assert server_id.encode() in stack.glance.data[image_id]
+    assert (image['disk_format'], image['container_format']) == ('qcow2', 'bare')
+    assert stack.glance.data[image_id].startswith(b'QFI\xfb')
     assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
     stack.wait_for_deleted(server_id)

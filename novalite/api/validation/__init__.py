@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,8 @@ def query_schema(query_params_schema: dict, min_version: str | None = None,
     """
     checker = validators.SchemaValidator(query_params_schema, is_body=False)
     known = set(query_params_schema.get('properties', {}))
+    # Parameters matching a patternProperties key are kept too (``property-*``).
+    patterns = [re.compile(p) for p in query_params_schema.get('patternProperties', {})]
     lenient = query_params_schema.get('additionalProperties', True)
 
     def decorator(func: Callable) -> Callable:
@@ -58,7 +61,8 @@ def query_schema(query_params_schema: dict, min_version: str | None = None,
             if req.api_version_request.matches(min_version, max_version):
                 if lenient:
                     for key in set(req.GET) - known:
-                        del req.GET[key]
+                        if not any(p.match(key) for p in patterns):
+                            del req.GET[key]
                 checker.validate(req.GET.dict_of_lists())
             return func(*args, **kwargs)
         wrapper.query_params_schema = True  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from oslo_utils import strutils
 from novalite import exception
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
-from novalite.api.openstack.compute import flavors
+from novalite.api.openstack.compute import flavors, servers
 from novalite.api.openstack.compute.schemas import migrate_server as schema
 from novalite.api.validation import validators
 from novalite.policies import migrate_server as policies
@@ -60,11 +60,13 @@ class _Handlers:
             raise webob.exc.HTTPBadRequest(
                 explanation='Unable to locate requested flavor.') from exc
         try:
-            self.compute_api.resize(context, instance, flavor)
+            self.compute_api.resize(context, instance, flavor,
+                                    auto_disk_config=servers.disk_config_from_api(
+                                        args.get('OS-DCF:diskConfig')))
         except exception.CannotResizeToSameFlavor as exc:
             raise webob.exc.HTTPBadRequest(
                 explanation='Resize requires a flavor change.') from exc
-        except exception.CannotResizeDisk as exc:
+        except (exception.CannotResizeDisk, exception.AutoDiskConfigDisabledByImage) as exc:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         except exception.QuotaError as exc:
             raise webob.exc.HTTPForbidden(explanation=exc.format_message()) from exc

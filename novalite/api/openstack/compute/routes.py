@@ -23,6 +23,8 @@ from novalite.api.openstack.compute import (
     floating_ip_pools,
     floating_ips,
     hypervisors,
+    image_metadata,
+    images,
     instance_actions,
     interfaces,
     ips,
@@ -59,6 +61,16 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/flavors/{flavor_id}/os-extra_specs/{id}', {'GET': ('extra_specs', 'show'),
                                                   'PUT': ('extra_specs', 'update'),
                                                   'DELETE': ('extra_specs', 'delete')}),
+    # The images proxy to Glance (to 2.35; its metadata to 2.38).
+    ('/images', {'GET': ('images', 'index')}),
+    ('/images/detail', {'GET': ('images', 'detail')}),
+    ('/images/{id}', {'GET': ('images', 'show'), 'DELETE': ('images', 'delete')}),
+    ('/images/{image_id}/metadata', {'GET': ('image_metadata', 'index'),
+                                     'POST': ('image_metadata', 'create'),
+                                     'PUT': ('image_metadata', 'update_all')}),
+    ('/images/{image_id}/metadata/{id}', {'GET': ('image_metadata', 'show'),
+                                          'PUT': ('image_metadata', 'update'),
+                                          'DELETE': ('image_metadata', 'delete')}),
     ('/limits', {'GET': ('limits', 'index')}),
     ('/os-aggregates', {'GET': ('aggregates', 'index'), 'POST': ('aggregates', 'create')}),
     ('/os-aggregates/{id}', {'GET': ('aggregates', 'show'), 'PUT': ('aggregates', 'update'),
@@ -159,6 +171,12 @@ def _quota_zone_host_controllers() -> dict[str, Any]:
             'removed': removed.RemovedController()}
 
 
+def _image_controllers() -> dict[str, Any]:
+    """The images proxy to Glance."""
+    return {'images': images.ImagesController(),
+            'image_metadata': image_metadata.ImageMetadataController()}
+
+
 def _network_controllers() -> dict[str, Any]:
     """Security groups, networks, floating IPs: the proxies to Neutron."""
     return {'security_groups': security_groups.SecurityGroupController(),
@@ -203,6 +221,7 @@ class APIRouterV21:
         built.update(_quota_zone_host_controllers())
         built.update(_admin_controllers())
         built.update(_network_controllers())
+        built.update(_image_controllers())
         built.update(controllers or {})
         resources = {name: wsgi.Resource(ctrl) for name, ctrl in built.items()}
         self.map = routes.Mapper()

@@ -54,8 +54,7 @@ def _rebuild(controller: Any, req: wsgi.Request, instance: Any,
             'by novalite.'))
     password = args.get('adminPass') or servers._generate_password()
     kwargs = {field: args[key] for key, field in _REBUILD_FIELDS.items() if key in args}
-    if 'OS-DCF:diskConfig' in args:
-        kwargs['auto_disk_config'] = args['OS-DCF:diskConfig'] == 'AUTO'
+    kwargs['auto_disk_config'] = servers.disk_config_from_api(args.get('OS-DCF:diskConfig'))
     try:
         controller.compute_api.rebuild(
             context, instance, common.get_id_from_href(args['imageRef']), password,

@@ -28,6 +28,16 @@ def _generate_password(length: int = 12) -> str:
     return ''.join(secrets.choice(_PASSWORD_SYMBOLS) for _ in range(length))
 
 
+def disk_config_from_api(value: str | None) -> bool | None:
+    """``OS-DCF:diskConfig`` as the instance keeps it (AUTO is True); None if absent."""
+    if value is None:
+        return None
+    if value not in ('AUTO', 'MANUAL'):
+        raise webob.exc.HTTPBadRequest(
+            explanation="OS-DCF:diskConfig must be either 'MANUAL' or 'AUTO'.")
+    return value == 'AUTO'
+
+
 def _own(context: Any) -> dict:
     return {'project_id': context.project_id, 'user_id': context.user_id}
 
@@ -78,7 +88,7 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
         server = body['server']
         updates = {fields[k]: v for k, v in server.items() if k in fields}
         if 'OS-DCF:diskConfig' in server:
-            updates['auto_disk_config'] = server['OS-DCF:diskConfig'] == 'AUTO'
+            updates['auto_disk_config'] = disk_config_from_api(server['OS-DCF:diskConfig'])
         instance = self.compute_api.update_instance(context, instance, updates)
         return self._view_builder.update(req, instance)
 
@@ -171,6 +181,7 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
                               if config_drive is not None else None),
                 personality=server.get('personality'),
                 security_groups=[g['name'] for g in server.get('security_groups') or []],
+                auto_disk_config=disk_config_from_api(server.get('OS-DCF:diskConfig')),
                 **requested)
         except exception.FlavorNotFound as exc:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc

@@ -25,7 +25,6 @@ _host_or_none = {'type': ['string', 'null'], 'minLength': 1, 'maxLength': 255,
                  'pattern': '^[a-zA-Z0-9-._]*$'}
 _admin_password = {'type': 'string'}
 
-# OS-DCF:diskConfig is accepted and ignored (novalite has no disk config extension).
 resize = _action('resize', _object({
     'flavorRef': pt.resource_ref,
     'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},

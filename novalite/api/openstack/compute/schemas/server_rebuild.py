@@ -19,7 +19,7 @@ rebuild = {
                 'adminPass': {'type': 'string'},
                 'metadata': pt.metadata,
                 'preserve_ephemeral': pt.boolean,
-                'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},
+                'OS-DCF:diskConfig': servers_schema.disk_config,
                 'accessIPv4': pt.ipv4,
                 'accessIPv6': pt.ipv6,
                 'personality': servers_schema._personality,

@@ -70,6 +70,8 @@ _block_device_mapping_v2 = {
     },
 }
 
+disk_config = {'type': 'string', 'enum': ['AUTO', 'MANUAL']}
+
 _security_groups = {
     'type': 'array',
     'items': {
@@ -103,6 +105,7 @@ create = {
                 'personality': _personality,
                 'block_device_mapping_v2': _block_device_mapping_v2,
                 'security_groups': _security_groups,
+                'OS-DCF:diskConfig': disk_config,
             },
             'required': ['name', 'flavorRef'],
             'additionalProperties': False,
@@ -218,7 +221,7 @@ update = {
                 'name': pt.name,
                 'accessIPv4': pt.ipv4,
                 'accessIPv6': pt.ipv6,
-                'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},
+                'OS-DCF:diskConfig': disk_config,
             },
             'additionalProperties': False,
         },
