@@ -3,6 +3,11 @@
 Each cell returns its own sorted page after the marker; the pages and the matching
 build requests are merged and cut to ``limit``. The marker may be in any cell or be a
 build request: its sort values are looked up once and passed to every cell.
+
+Build requests are read before the cells. A server the conductor moves into a cell
+meanwhile is then both a build request read and a cell row (the conductor creates the
+instance before it deletes the build request): the cell's copy wins, so it is listed
+once, and always at least once.
 """
 from __future__ import annotations
 
@@ -95,21 +100,32 @@ def _matches(instance: Any, filters: dict) -> bool:
     return True
 
 
+def _marker_mapping(context: Any, marker: str) -> tuple[Any, Any]:
+    """(cell mapping, None) or (None, build request) of the marker; its build request
+    gone means it was just moved into a cell, so the mapping is read once more."""
+    for _attempt in range(2):
+        try:
+            mapping = objects.InstanceMapping.get_by_instance_uuid(context, marker)
+        except exception.InstanceMappingNotFound as exc:
+            raise exception.MarkerNotFound(marker=marker) from exc
+        if mapping.cell_mapping is not None:
+            return mapping.cell_mapping, None
+        try:
+            return None, objects.BuildRequest.get_by_instance_uuid(context, marker)
+        except exception.BuildRequestNotFound:
+            continue
+    raise exception.MarkerNotFound(marker=marker)
+
+
 def _find_marker(context: Any, marker: str, sort_keys: list[str]) -> Any:
     """The marker's sort values, wherever the marker lives."""
-    try:
-        mapping = objects.InstanceMapping.get_by_instance_uuid(context, marker)
-    except exception.InstanceMappingNotFound as exc:
-        raise exception.MarkerNotFound(marker=marker) from exc
-    if mapping.cell_mapping is None:
-        try:
-            instance = objects.BuildRequest.get_by_instance_uuid(context, marker).instance
-        except exception.BuildRequestNotFound as exc:
-            raise exception.MarkerNotFound(marker=marker) from exc
+    cell_mapping, build_request = _marker_mapping(context, marker)
+    if build_request is not None:
+        instance = build_request.instance
         values = {k: getattr(instance, k, None) for k in sort_keys}
         values.setdefault('id', 0)
         return types.SimpleNamespace(**values)
-    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+    with nl_context.target_cell(context, cell_mapping) as cctxt:
         with engine.cell_reader(cctxt) as session:
             from sqlalchemy import select
             row = session.scalars(select(models.Instance).filter_by(uuid=marker)).first()
@@ -139,25 +155,45 @@ def get_instances_sorted(context: Any, filters: dict, limit: int | None, marker:
         except exception.FlavorNotFound:
             return []
     marker_obj = _find_marker(context, marker, sort_keys) if marker else None
+    # Build requests first: read after the cells, a server moved in between would be
+    # in neither.
+    building = _build_request_instances(context, filters, marker, marker_obj, sort_keys,
+                                        sort_dirs)
+    in_cells = _cell_instances(context, filters, limit, marker_obj, sort_keys, sort_dirs,
+                               expected_attrs)
+    return merge(building, in_cells, sort_keys, sort_dirs, limit)
 
-    found: list = []
-    if not filters.get('deleted'):
-        project = filters.get('project_id')
-        for build_request in objects.BuildRequestList.get_all(
-                context, project_id=project if isinstance(project, str) else None):
-            instance = build_request.instance
-            instance.fault = None
-            if _matches(instance, filters) and instance.uuid != marker:
-                found.append(instance)
-        if marker_obj is not None:
-            found = [i for i in found if _compare(i, marker_obj, sort_keys, sort_dirs) > 0]
 
+def _build_request_instances(context: Any, filters: dict, marker: str | None,
+                             marker_obj: Any, sort_keys: list[str],
+                             sort_dirs: list[str]) -> list:
+    """The instances of the build requests that match, after the marker."""
+    if filters.get('deleted'):
+        return []
+    found = []
+    project = filters.get('project_id')
+    for build_request in objects.BuildRequestList.get_all(
+            context, project_id=project if isinstance(project, str) else None):
+        instance = build_request.instance
+        instance.fault = None
+        if _matches(instance, filters) and instance.uuid != marker:
+            found.append(instance)
+    if marker_obj is not None:
+        found = [i for i in found if _compare(i, marker_obj, sort_keys, sort_dirs) > 0]
+    return found
+
+
+def _cell_instances(context: Any, filters: dict, limit: int | None, marker_obj: Any,
+                    sort_keys: list[str], sort_dirs: list[str],
+                    expected_attrs: list) -> list:
+    """Each cell's sorted page after the marker, concatenated."""
     cells = objects.CellMappingList.get_all(context)
     results = nl_context.scatter_gather_cells(
         context, list(cells), 60,
         lambda cctxt: objects.InstanceList.get_by_filters(
             cctxt, filters, sort_keys=sort_keys, sort_dirs=sort_dirs, limit=limit,
             marker=marker_obj, expected_attrs=expected_attrs))
+    found: list = []
     for cell_uuid, result in results.items():
         if isinstance(result, objects.InstanceList):
             found.extend(result.objects)
@@ -166,6 +202,18 @@ def get_instances_sorted(context: Any, filters: dict, limit: int | None, marker:
         else:
             raise exception.CellTimeout() if result is nl_context.did_not_respond_sentinel \
                 else exception.NovaliteException('Listing cell %s failed' % cell_uuid)
+    return found
+
+
+def merge(building: list, in_cells: list, sort_keys: list[str], sort_dirs: list[str],
+          limit: int | None) -> list:
+    """One sorted page of build-request and cell instances, each server once.
+
+    A build request whose instance a cell already holds is left out before the page is
+    cut, so a server in both does not take two places of ``limit``.
+    """
+    in_a_cell = {instance.uuid for instance in in_cells}
+    found = [i for i in building if i.uuid not in in_a_cell] + list(in_cells)
     # Each server's sort values are read once, not at every comparison.
     keyed = [(_sort_values(instance, sort_keys), instance) for instance in found]
     keyed.sort(key=functools.cmp_to_key(

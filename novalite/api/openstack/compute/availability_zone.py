@@ -7,6 +7,7 @@ from typing import Any
 from novalite import availability_zones as azs
 from novalite.api import validation
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute import binaries
 from novalite.policies import availability_zone as az_policies
 from novalite.servicegroup import api as servicegroup
@@ -33,7 +34,8 @@ class AvailabilityZoneController(wsgi.Controller):
         super().__init__()
         self._servicegroup = servicegroup_api or servicegroup.API()
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request) -> dict:
         """Zones with an enabled service are available; the internal zone is hidden."""
         context = req.context
@@ -45,7 +47,8 @@ class AvailabilityZoneController(wsgi.Controller):
                   for z in unavailable if z != azs.INTERNAL_ZONE]
         return {'availabilityZoneInfo': zones}
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def detail(self, req: wsgi.Request) -> dict:
         """Every available zone (internal too) with its hosts' enabled services."""
         context = req.context

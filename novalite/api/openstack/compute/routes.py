@@ -42,10 +42,12 @@ from novalite.api.openstack.compute import (
     server_groups,
     server_metadata,
     server_migrations,
+    server_shares,
     server_tags,
     servers,
     services,
     simple_tenant_usage,
+    volumes_boot,
 )
 
 # (path, {HTTP method: (controller name, action)}), in the order they are matched.
@@ -121,6 +123,10 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
                        'DELETE': ('servers', 'delete')}),
     ('/servers/{id}/action', {'POST': ('server_actions', 'action')}),
     ('/servers/{server_id}/diagnostics', {'GET': ('server_diagnostics', 'index')}),
+    ('/servers/{server_id}/shares', {'GET': ('server_shares', 'index'),
+                                     'POST': ('server_shares', 'create')}),
+    ('/servers/{server_id}/shares/{id}', {'GET': ('server_shares', 'show'),
+                                          'DELETE': ('server_shares', 'delete')}),
     ('/servers/{server_id}/metadata', {'GET': ('server_metadata', 'index'),
                                        'POST': ('server_metadata', 'create'),
                                        'PUT': ('server_metadata', 'update_all')}),
@@ -146,6 +152,12 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/servers/{server_id}/tags/{id}', {'GET': ('server_tags', 'show'),
                                         'PUT': ('server_tags', 'update'),
                                         'DELETE': ('server_tags', 'delete')}),
+    # Nova's old name of /servers, until 2.102.
+    ('/os-volumes_boot', {'GET': ('volumes_boot', 'index'), 'POST': ('volumes_boot', 'create')}),
+    ('/os-volumes_boot/detail', {'GET': ('volumes_boot', 'detail')}),
+    ('/os-volumes_boot/{id}', {'GET': ('volumes_boot', 'show'), 'PUT': ('volumes_boot', 'update'),
+                               'DELETE': ('volumes_boot', 'delete')}),
+    ('/os-volumes_boot/{id}/action', {'POST': ('volumes_boot_actions', 'action')}),
     # APIs Nova removed: 410 Gone (the os-networks reads: the proxy, networks.py).
     *removed.ROUTES,
 )
@@ -217,6 +229,9 @@ class APIRouterV21:
                  'ips': ips.IPsController(),
                  'interfaces': interfaces.InterfaceAttachmentController(),
                  'instance_actions': instance_actions.InstanceActionsController(),
+                 'volumes_boot': volumes_boot.VolumesBootController(),
+                 'volumes_boot_actions': volumes_boot.VolumesBootActionsController(),
+                 'server_shares': server_shares.ServerSharesController(),
                  'services': services.ServiceController()}
         built.update(_quota_zone_host_controllers())
         built.update(_admin_controllers())

@@ -7,6 +7,7 @@ import webob.exc
 from novalite import exception
 from novalite.api import validation
 from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.views import migrations as view
 from novalite.objects import migration as migration_obj
 from novalite.policies import server_migrations as sm_policies
@@ -16,8 +17,9 @@ LIVE = 'live-migration'
 
 class ServerMigrationsController(common.ComputeAPIUser, wsgi.Controller):
 
-    @validation.no_body
     @wsgi.api_version('2.23')
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request, server_id: str) -> dict:
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)
@@ -27,8 +29,9 @@ class ServerMigrationsController(common.ComputeAPIUser, wsgi.Controller):
         return {'migrations': [view.ViewBuilder.server_migration(req, m)
                                for m in migrations]}
 
-    @validation.no_body
     @wsgi.api_version('2.23')
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, server_id: str, id: str) -> dict:
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)
