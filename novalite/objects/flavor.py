@@ -214,8 +214,9 @@ class FlavorList(base.ObjectListBase, base.NovaliteObject):
                 marker: str | None = None) -> FlavorList:
         """Flavors visible to ``context``.
 
-        ``filters``: ``min_memory_mb``, ``min_root_gb``, ``is_public`` (True, False or
-        None for both; non-admins also see private flavors shared with their project).
+        ``filters``: ``min_memory_mb``, ``min_root_gb``, ``name`` (a regular expression),
+        ``is_public`` (True, False or None for both; non-admins also see private flavors
+        shared with their project).
         """
         filters = filters or {}
         query = select(models.Flavor)
@@ -225,6 +226,8 @@ class FlavorList(base.ObjectListBase, base.NovaliteObject):
             query = query.where(models.Flavor.memory_mb >= filters['min_memory_mb'])
         if 'min_root_gb' in filters:
             query = query.where(models.Flavor.root_gb >= filters['min_root_gb'])
+        if 'name' in filters:
+            query = query.where(models.Flavor.name.regexp_match(filters['name']))
         is_public = filters.get('is_public', True)
         if is_public is not None:
             visible = models.Flavor.is_public.is_(bool(is_public))

@@ -18,7 +18,7 @@ from tests.functional import libvirt_stack, notifier
 
 OWNER = 'alice:proj-a'
 ADMIN = 'admin:admin'
-LATEST = '2.100'
+LATEST = '2.104'
 HOSTS = {'ip1': 4}
 USED = {'VCPU': 1, 'MEMORY_MB': 128, 'DISK_GB': 1}
 

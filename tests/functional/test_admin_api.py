@@ -6,7 +6,7 @@ import pytest
 
 from novalite.virt import diagnostics
 
-LATEST = '2.100'
+LATEST = '2.104'
 OWNER = 'alice:proj-a'
 ADMIN = 'admin:admin'
 

@@ -9,7 +9,7 @@ from novalite import context as nl_context
 from novalite import objects
 from novalite.compute import power_state
 
-LATEST = '2.100'
+LATEST = '2.104'
 OWNER = 'alice:proj-a'
 OTHER = 'bob:proj-b'
 

@@ -15,7 +15,7 @@ from tests.functional import libvirt_stack, notifier
 from tests.functional.test_response_schemas import check, points
 
 HOSTS = {'sv1': 4, 'sv2': 4}
-LATEST = '2.100'
+LATEST = '2.104'
 OWNER = 'alice:proj-a'
 ADMIN = 'admin:admin'
 

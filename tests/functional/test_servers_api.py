@@ -6,7 +6,7 @@ import pytest
 
 from novalite.conf import CONF
 
-LATEST = '2.100'
+LATEST = '2.104'
 OWNER = 'alice:proj-a'
 OTHER = 'bob:proj-b'
 
@@ -331,8 +331,8 @@ def test_detail_at_2100_shows_each_servers_hints_and_pinned_zone(stack, flavor_i
     servers = {s['id']: s for s in _req(stack, 'GET', '/servers/detail').json()['servers']}
     assert servers[hinted]['pinned_availability_zone'] == 'nova'
     assert servers[plain]['pinned_availability_zone'] is None
-    # One server is shown as a string, as Nova's 2.100 schema has it.
-    assert servers[with_hint]['scheduler_hints'] == {'same_host': plain}
+    # A list per hint, as Nova stores and shows them.
+    assert servers[with_hint]['scheduler_hints'] == {'same_host': [plain]}
     assert servers[plain]['scheduler_hints'] == {}
     for sid in (hinted, plain, with_hint):
         _req(stack, 'DELETE', '/servers/%s' % sid)

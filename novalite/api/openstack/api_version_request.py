@@ -19,7 +19,15 @@ other version in the range is accepted and behaves like the nearest one below it
 * 2.75 - unknown query parameters are a 400; flavor ``swap`` is 0, not ""
 * 2.90 - server ``hostname`` on create
 * 2.94 - the hostname may be a fully qualified domain name
-* 2.100 - the latest microversion known to the API
+* 2.96 - ``pinned_availability_zone`` in the server view
+* 2.97 - ``/servers/{id}/shares`` (always empty: novalite attaches no Manila share)
+* 2.98 - the image's properties embedded in the server view
+* 2.100 - the server's ``scheduler_hints`` in the server view
+* 2.101 - a volume attach answers 202 with no body (novalite refuses every attach: 400)
+* 2.102 - flavors: a ``name`` filter, no ``rxtx_factor`` nor ``OS-FLV-DISABLED:disabled``;
+  unknown query parameters are a 400 on the routes that still ignored them
+* 2.103 - ``/os-volumes_boot`` removed
+* 2.104 - ``pinned_availability_zone`` settable on server update (unpin or re-pin)
 """
 from __future__ import annotations
 
@@ -30,7 +38,7 @@ from typing import Any
 from novalite import exception
 
 _MIN = '2.1'
-_MAX = '2.100'
+_MAX = '2.104'
 _VERSION_RE = re.compile(r'^([1-9]\d*)\.([1-9]\d*|0)$')
 
 

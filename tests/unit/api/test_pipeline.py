@@ -34,7 +34,7 @@ def test_root_lists_versions_without_auth(app):
     versions = {v['id']: v for v in resp.json['versions']}
     assert versions['v2.0']['status'] == 'SUPPORTED'
     assert versions['v2.1'] == {
-        'id': 'v2.1', 'status': 'CURRENT', 'version': '2.100', 'min_version': '2.1',
+        'id': 'v2.1', 'status': 'CURRENT', 'version': '2.104', 'min_version': '2.1',
         'updated': '2013-07-23T11:33:21Z',
         'links': [{'rel': 'self', 'href': 'http://localhost/v2.1/'}]}
 

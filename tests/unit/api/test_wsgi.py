@@ -74,7 +74,7 @@ def _get(app, path='/things', method='GET', headers=None, body=None, content_typ
     ({}, '2.1'),
     ({'OpenStack-API-Version': 'compute 2.47'}, '2.47'),
     ({'X-OpenStack-Nova-API-Version': '2.26'}, '2.26'),
-    ({'OpenStack-API-Version': 'compute latest'}, '2.100'),
+    ({'OpenStack-API-Version': 'compute latest'}, '2.104'),
     # A header for another service does not select a compute version.
     ({'OpenStack-API-Version': 'volume 3.5'}, '2.1'),
 ])
@@ -92,7 +92,7 @@ def test_microversion_is_read_from_the_headers(headers, expected):
     ('compute 2', 400, 'badRequest'),
     ('compute 2.x', 400, 'badRequest'),
     ('compute 2.01', 400, 'badRequest'),
-    ('compute 2.101', 406, 'notAcceptable'),
+    ('compute 2.105', 406, 'notAcceptable'),
     ('compute 1.9', 406, 'notAcceptable'),
     ('compute 3.0', 406, 'notAcceptable'),
 ])
@@ -185,7 +185,7 @@ class TestAPIVersionRequest:
         assert v.matches('2.1', None)
         assert not v.matches('2.11')
         assert not v.matches(None, '2.9')
-        assert avr.MAX_VERSION.get_string() == '2.100'
+        assert avr.MAX_VERSION.get_string() == '2.104'
         assert avr.MIN_VERSION.get_string() == '2.1'
 
     @pytest.mark.parametrize('bad', ['2', '2.', 'a.b', '2.1.1', '02.1', ''])

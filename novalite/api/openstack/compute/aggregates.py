@@ -16,6 +16,7 @@ from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
 from novalite.api.openstack.compute.schemas import aggregates as schema
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.availability_zones import COMPUTE_BINARY
 from novalite.objects import aggregate as agg_obj
 from novalite.policies import aggregates as agg_policies
@@ -120,7 +121,8 @@ class AggregateController(wsgi.Controller):
     def _get(context: Any, aggregate_id: str) -> Any:
         return objects.Aggregate.get_by_id(context, _int_id(aggregate_id))
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request) -> dict:
         req.context.can(agg_policies.BASE % 'index', {})
         return {'aggregates': [_view(req, a)['aggregate']
@@ -138,7 +140,8 @@ class AggregateController(wsgi.Controller):
         _schedulers_forget(context, aggregate)
         return _view(req, aggregate, full=False)
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, id: str) -> dict:
         req.context.can(agg_policies.BASE % 'show', {})
         return _view(req, self._get(req.context, id))

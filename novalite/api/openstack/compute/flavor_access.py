@@ -8,6 +8,7 @@ import webob.exc
 from novalite import objects
 from novalite.api import validation
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import flavor_access as schema
 from novalite.policies import flavor_access as fa_policies
 
@@ -19,7 +20,8 @@ def _access_list(flavor: Any) -> dict:
 
 class FlavorAccessController(wsgi.Controller):
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request, flavor_id: str) -> dict:
         context = req.context
         context.can(fa_policies.BASE_POLICY_NAME, {'project_id': context.project_id})

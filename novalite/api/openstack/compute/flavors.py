@@ -53,16 +53,19 @@ class FlavorsController(wsgi.Controller):
     _view_builder_class = flavors_view.ViewBuilder
 
     @validation.query_schema(schema.index_query, '2.1', '2.74')
-    @validation.query_schema(schema.index_query_275, '2.75')
+    @validation.query_schema(schema.index_query_275, '2.75', '2.101')
+    @validation.query_schema(schema.index_query_v2102, '2.102')
     def index(self, req: wsgi.Request) -> dict:
         return self._view_builder.index(req, self._get_flavors(req))
 
     @validation.query_schema(schema.index_query, '2.1', '2.74')
-    @validation.query_schema(schema.index_query_275, '2.75')
+    @validation.query_schema(schema.index_query_275, '2.75', '2.101')
+    @validation.query_schema(schema.index_query_v2102, '2.102')
     def detail(self, req: wsgi.Request) -> dict:
         return self._view_builder.detail(req, self._get_flavors(req))
 
-    @validation.no_body
+    @validation.query_schema(schema.show_query, '2.1', '2.101')
+    @validation.query_schema(schema.show_query_v2102, '2.102')
     def show(self, req: wsgi.Request, id: str) -> dict:
         return self._view_builder.show(req, get_visible_flavor(req.context, id))
 
@@ -79,6 +82,9 @@ class FlavorsController(wsgi.Controller):
         min_disk = _int_filter(req, 'minDisk')
         if min_disk is not None:
             filters['min_root_gb'] = min_disk
+        # Below 2.102 the query schema has already dropped ``name``.
+        if 'name' in req.GET:
+            filters['name'] = req.GET['name']
         limit, marker = common.get_limit_and_marker(req)
         flavors = objects.FlavorList.get_all(
             context, inactive=context.is_admin, filters=filters,
@@ -88,7 +94,8 @@ class FlavorsController(wsgi.Controller):
 
     @wsgi.response(200)
     @validation.schema(schema.create, '2.1', '2.54')
-    @validation.schema(schema.create_v255, '2.55')
+    @validation.schema(schema.create_v255, '2.55', '2.101')
+    @validation.schema(schema.create_v2102, '2.102')
     def create(self, req: wsgi.Request, body: dict) -> dict:
         context = req.context
         context.can(fl_policies.MANAGE % 'create', {'project_id': context.project_id})

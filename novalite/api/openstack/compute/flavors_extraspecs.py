@@ -9,6 +9,7 @@ from novalite import exception, objects
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import flavors_extraspecs as schema
 from novalite.api.validation import extra_specs as validators
 from novalite.policies import flavors as fl_policies
@@ -39,7 +40,8 @@ class FlavorExtraSpecsController(wsgi.Controller):
                 validators.validate(key, value)
         return values
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request, flavor_id: str) -> dict:
         return {'extra_specs': dict(self._flavor(req, flavor_id, 'index').extra_specs)}
 
@@ -59,7 +61,8 @@ class FlavorExtraSpecsController(wsgi.Controller):
         flavor.update_extra_specs(specs)
         return specs
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, flavor_id: str, id: str) -> dict:
         flavor = self._flavor(req, flavor_id, 'show')
         if id not in flavor.extra_specs:

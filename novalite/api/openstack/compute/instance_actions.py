@@ -11,6 +11,7 @@ from novalite import exception
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import instance_actions as schema
 from novalite.api.openstack.compute.views import instance_actions as view
 from novalite.policies import instance_actions as ia_policies
@@ -31,6 +32,7 @@ class InstanceActionsController(common.ComputeAPIUser, wsgi.Controller):
         req.context.can(POLICY % action, {'project_id': instance.project_id})
         return instance
 
+    @validation.query_schema(empty_query, '2.1', '2.57')
     @validation.query_schema(schema.list_query_params_v258, '2.58', '2.65')
     @validation.query_schema(schema.list_query_params_v266, '2.66')
     def index(self, req: wsgi.Request, server_id: str) -> dict:
@@ -47,7 +49,8 @@ class InstanceActionsController(common.ComputeAPIUser, wsgi.Controller):
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         return self._view_builder.index(req, server_id, actions)
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, server_id: str, id: str) -> dict:
         context = req.context
         instance = self._instance(req, server_id, 'show')

@@ -15,6 +15,7 @@ from novalite import exception
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import interfaces as schema
 from novalite.api.openstack.compute.server_actions import _conflict
 from novalite.compute import api_interfaces
@@ -51,7 +52,8 @@ class InterfaceAttachmentController(common.ComputeAPIUser, wsgi.Controller):
         return self.interfaces_api.tags(instance) if avr.is_supported(req, '2.70') \
             else None
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request, server_id: str) -> dict:
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)
@@ -60,7 +62,8 @@ class InterfaceAttachmentController(common.ComputeAPIUser, wsgi.Controller):
         tags = self._tags(req, instance)
         return {'interfaceAttachments': [_view(port, tags) for port in ports]}
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, server_id: str, id: str) -> dict:
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)

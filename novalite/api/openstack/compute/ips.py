@@ -10,6 +10,7 @@ import webob.exc
 
 from novalite.api import validation
 from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.network import model
 from novalite.policies import ips as ips_policies
 
@@ -24,14 +25,16 @@ def _addresses(instance: object) -> dict[str, list[dict]]:
 
 class IPsController(common.ComputeAPIUser, wsgi.Controller):
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request, server_id: str) -> dict:
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)
         context.can(ips_policies.BASE % 'index', {'project_id': instance.project_id})
         return {'addresses': _addresses(instance)}
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, server_id: str, id: str) -> dict:
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)

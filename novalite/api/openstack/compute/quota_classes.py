@@ -10,6 +10,7 @@ from novalite import quota
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import quota_classes as schema
 from novalite.policies import quota_class_sets as qc_policies
 
@@ -43,7 +44,8 @@ class QuotaClassSetsController(wsgi.Controller):
                     if k not in hidden)
         return {'quota_class_set': body}
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, id: str) -> dict:
         req.context.can(qc_policies.BASE % 'show', {'quota_class': id})
         _check_name(id)

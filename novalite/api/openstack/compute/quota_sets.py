@@ -68,8 +68,7 @@ class QuotaSetsController(wsgi.Controller):
         return self._format(req, id, {k: {'limit': v, 'in_use': usage.get(k, 0),
                                           'reserved': 0} for k, v in limits.items()})
 
-    @validation.query_schema(schema.defaults_query, '2.1', '2.74')
-    @validation.query_schema(schema.defaults_query_v275, '2.75')
+    @validation.query_schema(schema.defaults_query)
     def defaults(self, req: wsgi.Request, id: str) -> dict:
         req.context.can(qs_policies.BASE % 'defaults', {'project_id': id})
         return self._format(req, id, quota.get_class_limits())

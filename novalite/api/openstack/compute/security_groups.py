@@ -181,7 +181,8 @@ def _check_prefix(cidr: str | None) -> None:
 class ServerSecurityGroupController(common.ComputeAPIUser, wsgi.Controller):
     """GET /servers/{server_id}/os-security-groups: the groups of the server's ports."""
 
-    @validation.query_schema(schema.server_sg_index_query)
+    @validation.query_schema(schema.server_sg_index_query, '2.1', '2.101')
+    @validation.query_schema(schema.server_sg_index_query_v2102, '2.102')
     def index(self, req: wsgi.Request, server_id: str) -> dict:
         context = req.context
         instance: Server = common.get_instance(self.compute_api, context, server_id)

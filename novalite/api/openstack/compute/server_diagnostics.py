@@ -12,6 +12,7 @@ from novalite import exception
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.policies import server_diagnostics as sd_policies
 
 _PLAIN_FIELDS = ('state', 'driver', 'hypervisor', 'hypervisor_os', 'uptime', 'config_drive')
@@ -31,7 +32,8 @@ def instance_diagnostics(diags: dict) -> dict:
 
 class ServerDiagnosticsController(common.ComputeAPIUser, wsgi.Controller):
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request, server_id: str) -> dict:
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)

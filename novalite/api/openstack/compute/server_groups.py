@@ -15,6 +15,7 @@ from novalite import exception, objects, quota
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import server_groups as schema
 from novalite.conf import CONF
 from novalite.objects import instance_group as ig_obj
@@ -66,7 +67,8 @@ class ServerGroupController(wsgi.Controller):
             groups = objects.InstanceGroupList.get_by_project_id(context, project_id)
         return {'server_groups': [_view(req, g) for g in _page(req, list(groups))]}
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, id: str) -> dict:
         context = req.context
         group = self._get(context, id)

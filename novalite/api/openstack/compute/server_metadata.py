@@ -7,6 +7,7 @@ import webob.exc
 
 from novalite.api import validation
 from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import server_metadata as schema
 from novalite.policies import server_metadata as sm_policies
 
@@ -20,7 +21,8 @@ class ServerMetadataController(common.ComputeAPIUser, wsgi.Controller):
         req.context.can(POLICY % action, common.instance_target(instance))
         return instance
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def index(self, req: wsgi.Request, server_id: str) -> dict:
         instance = self._instance(req, server_id, 'index')
         return {'metadata': dict(instance.metadata)}
@@ -37,7 +39,8 @@ class ServerMetadataController(common.ComputeAPIUser, wsgi.Controller):
         return {'metadata': self.compute_api.update_instance_metadata(
             req.context, instance, body['metadata'], delete=True)}
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, server_id: str, id: str) -> dict:
         instance = self._instance(req, server_id, 'show')
         if id not in instance.metadata:

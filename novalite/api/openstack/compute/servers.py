@@ -13,8 +13,10 @@ from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute import flavors, server_search
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import servers as schema
 from novalite.api.openstack.compute.views import servers as views_servers
+from novalite.compute import pinned_az
 from novalite.conf import CONF
 from novalite.policies import servers as srv_policies
 
@@ -65,7 +67,8 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
         req.context.can(SERVERS % 'detail', _own(req.context))
         return self._view_builder.detail(req, self._get_servers(req, is_detail=True))
 
-    @validation.no_body
+    @validation.query_schema(empty_query, '2.1', '2.101')
+    @validation.query_schema(empty_query_v2102, '2.102')
     def show(self, req: wsgi.Request, id: str) -> dict:
         context = req.context
         instance = self._get_instance(context, id, expected_attrs=['fault'])
@@ -76,7 +79,8 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
     @validation.schema(schema.update, '2.1', '2.18')
     @validation.schema(schema.update_v219, '2.19', '2.89')
     @validation.schema(schema.update_v290, '2.90', '2.93')
-    @validation.schema(schema.update_v294, '2.94')
+    @validation.schema(schema.update_v294, '2.94', '2.103')
+    @validation.schema(schema.update_v2104, '2.104')
     def update(self, req: wsgi.Request, id: str, body: dict) -> dict:
         context = req.context
         instance = self._get_instance(context, id)
@@ -89,6 +93,8 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
         updates = {fields[k]: v for k, v in server.items() if k in fields}
         if 'OS-DCF:diskConfig' in server:
             updates['auto_disk_config'] = disk_config_from_api(server['OS-DCF:diskConfig'])
+        if 'pinned_availability_zone' in server:
+            pinned_az.set_pinned_zone(context, instance, server['pinned_availability_zone'])
         instance = self.compute_api.update_instance(context, instance, updates)
         return self._view_builder.update(req, instance)
 

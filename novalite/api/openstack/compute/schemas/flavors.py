@@ -35,6 +35,8 @@ create = {
 }
 
 create_v255 = pt.extended(create, 'flavor', add={'description': pt.description})
+# 2.102 drops the deprecated rxtx_factor from the API.
+create_v2102 = pt.extended(create_v255, 'flavor', remove=('rxtx_factor',))
 
 update_v255 = {
     'type': 'object',
@@ -66,3 +68,14 @@ index_query = {
 }
 
 index_query_275 = dict(index_query, additionalProperties=False)
+
+# 2.102: a ``name`` filter (a regular expression, as for servers); rxtx_factor is no
+# longer a sort key.
+index_query_v2102 = pt.extended(index_query_275, add={
+    'name': pt.multi_params({'type': 'string'}),
+    'sort_key': pt.multi_params({'type': 'string', 'enum': [
+        key for key in VALID_SORT_KEYS if key != 'rxtx_factor']}),
+})
+
+show_query: dict = {'type': 'object', 'properties': {}, 'additionalProperties': True}
+show_query_v2102 = dict(show_query, additionalProperties=False)

@@ -56,6 +56,7 @@ index_query = {
 
 show_query: dict = {'type': 'object', 'properties': {}, 'additionalProperties': True}
 server_sg_index_query = show_query
+server_sg_index_query_v2102 = dict(show_query, additionalProperties=False)
 
 
 def _action(name: str) -> dict:

@@ -235,3 +235,7 @@ update_v219 = pt.extended(update, 'server', add={'description': pt.description})
 update_v290 = pt.extended(update_v219, 'server', add={'hostname': _hostname})
 
 update_v294 = pt.extended(update_v219, 'server', add={'hostname': _hostname_v294})
+
+# 2.104: unpin (null) or re-pin the server's availability zone.
+update_v2104 = pt.extended(update_v294, 'server', add={'pinned_availability_zone': {
+    'oneOf': [{'type': 'string', 'minLength': 1, 'maxLength': 255}, {'type': 'null'}]}})

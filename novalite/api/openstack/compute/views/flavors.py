@@ -42,6 +42,8 @@ class ViewBuilder(common.ViewBuilder):
                 include_extra_specs = self.can_see_extra_specs(req)
             if include_extra_specs:
                 body['extra_specs'] = dict(flavor.extra_specs)
+        if avr.is_supported(req, '2.102'):
+            del body['OS-FLV-DISABLED:disabled'], body['rxtx_factor']
         return {'flavor': body}
 
     @staticmethod
