@@ -7,8 +7,8 @@ from typing import Any
 from novalite import availability_zones as azs
 from novalite.api import validation
 from novalite.api.openstack import wsgi
-from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute import binaries
+from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.policies import availability_zone as az_policies
 from novalite.servicegroup import api as servicegroup
 
