@@ -253,6 +253,52 @@ def test_flavor_access_and_extra_specs(stack, version):
     stack.request('DELETE', '/flavors/%s' % flavor)
 
 
+# -- microversions 2.97 to 2.104 (the newest) ----------------------------------------------
+
+@pytest.mark.parametrize('version', ['2.101', '2.102', LATEST])
+def test_flavors_lose_deprecated_fields_at_2_102(stack, version):
+    """tempest has no flavor schema after 2.75 and its 2.75 schema leaves ``rxtx_factor``
+    and ``OS-FLV-DISABLED:disabled`` optional: whether they are there is checked here."""
+    created = check(stack, 'POST', '/flavors', 'flavors', 'create_update_get_flavor_details',
+                    version, {'flavor': {'name': _unique('schema-2102'), 'ram': 64,
+                                         'vcpus': 1, 'disk': 0}})['flavor']
+    flavor = created['id']
+    shown = check(stack, 'GET', '/flavors/%s' % flavor, 'flavors',
+                  'create_update_get_flavor_details', version)['flavor']
+    updated = check(stack, 'PUT', '/flavors/%s' % flavor, 'flavors',
+                    'create_update_get_flavor_details', version,
+                    {'flavor': {'description': 'changed'}})['flavor']
+    detail = check(stack, 'GET', '/flavors/detail?name=^%s$' % created['name']
+                   if version != '2.101' else '/flavors/detail', 'flavors',
+                   'list_flavors_details', version)['flavors']
+    listed = [f for f in detail if f['id'] == flavor]
+    deprecated = {'rxtx_factor', 'OS-FLV-DISABLED:disabled'}
+    for body in [created, shown, updated] + listed:
+        if version == '2.101':
+            assert deprecated <= set(body)
+        else:
+            assert not deprecated & set(body)
+    assert len(listed) == 1
+    check(stack, 'DELETE', '/flavors/%s' % flavor, 'flavors', 'delete_flavor', version)
+
+
+@pytest.mark.parametrize('version', ['2.97', LATEST])
+def test_server_shares(stack, server, version):
+    listed = check(stack, 'GET', '/servers/%s/shares' % server, 'servers',
+                   'list_share_attachments', version)
+    assert listed == {'shares': []}
+
+
+@pytest.mark.parametrize('version', ['2.102', LATEST])
+def test_server_list_through_volumes_boot_until_2_102(stack, server, version):
+    if version == LATEST:
+        assert stack.request('GET', '/os-volumes_boot/%s' % server,
+                             headers={HEADER: version}).status_code == 404
+        return
+    check(stack, 'GET', '/os-volumes_boot/detail', 'servers', 'list_servers_detail', version)
+    check(stack, 'GET', '/os-volumes_boot/%s' % server, 'servers', 'get_server', version)
+
+
 # -- keypairs, limits, quotas --------------------------------------------------------------
 
 @pytest.mark.parametrize('version', points('keypairs', ceiling=LATEST) + ['2.10', '2.35'])
