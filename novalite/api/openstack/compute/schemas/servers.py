@@ -28,11 +28,15 @@ _personality = {
 _scheduler_hints = {
     'type': 'object',
     'properties': {
-        'group': pt.uuid,
+        # A list too: the server view shows every hint as a list, and clients send
+        # back what they were shown.
+        'group': {'oneOf': [{'type': 'array', 'items': pt.uuid}, pt.uuid]},
         'different_host': {'oneOf': [pt.uuid, {'type': 'array', 'items': pt.uuid}]},
-        'same_host': {'oneOf': [pt.uuid, {'type': 'array', 'items': pt.uuid}]},
+        # As Nova's: a plain string is not checked as a uuid, the items of a list are.
+        'same_host': {'type': ['string', 'array'], 'items': pt.uuid},
         'query': {'type': ['string', 'object']},
         'target_cell': pt.name,
+        'different_cell': {'type': ['string', 'array'], 'items': {'type': 'string'}},
         'build_near_host_ip': pt.ip_address,
         'cidr': {'type': 'string', 'pattern': '^/[0-9a-f.:]+$'},
     },

@@ -99,15 +99,11 @@ def by_microversion(req: Any, instance: Any, extend: dict, for_show: bool) -> di
         if avr.is_supported(req, '2.100'):
             hints = spec.scheduler_hints if spec is not None and \
                 spec.obj_attr_is_set('scheduler_hints') else None
-            fields['scheduler_hints'] = _hints_as_requested(hints or {})
+            # As the request spec keeps them: a list per hint, even for a hint given
+            # as one string (clients iterate over each value).
+            fields['scheduler_hints'] = {key: list(value) for key, value in
+                                         (hints or {}).items()}
     return fields
-
-
-def _hints_as_requested(hints: dict) -> dict:
-    """The request spec keeps every hint as a list; a hint of one value is shown as
-    that value, as it was given (``group`` is a uuid string in Nova's schema)."""
-    return {key: value[0] if isinstance(value, list) and len(value) == 1 else value
-            for key, value in hints.items()}
 
 
 def image_with_properties(req: Any, instance: Any, image: dict | str) -> dict | str:
