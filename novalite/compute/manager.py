@@ -49,7 +49,7 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.4')
+    target = messaging.Target(version='1.5')
 
     def __init__(self, host: str | None = None, driver: Any = None,
                  reportclient: Any = None, compute_task_api: Any = None,
@@ -194,6 +194,23 @@ class ComputeManager(manager.Manager):
     def get_host_uptime(self, context: Any) -> str:
         """The host's ``uptime`` line (NotImplementedError from a driver that cannot)."""
         return self.driver.get_host_uptime()
+
+    # -- the host itself (os-hosts): the driver answers --------------------------------
+
+    @messaging.expected_exceptions(NotImplementedError)
+    def host_power_action(self, context: Any, action: str) -> str:
+        return self.driver.host_power_action(action)
+
+    @messaging.expected_exceptions(NotImplementedError)
+    def host_maintenance_mode(self, context: Any, host: str, mode: bool) -> str:
+        return self.driver.host_maintenance_mode(host, mode)
+
+    def set_host_enabled(self, context: Any, enabled: bool) -> str:
+        """The driver's answer; a driver that has nothing to do answers as asked."""
+        try:
+            return self.driver.set_host_enabled(enabled)
+        except NotImplementedError:
+            return 'enabled' if enabled else 'disabled'
 
     def external_instance_event(self, context: Any, instances: list, events: list) -> None:
         """Wake what waits for an event at once (a build waiting for its VIFs holds the

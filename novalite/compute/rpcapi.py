@@ -25,9 +25,10 @@ class ComputeAPI:
       resize and migrations, rebuild, snapshot, shelve (each method says which)
     * 1.4 - attach_interface (a call), detach_interface, add_fixed_ip_to_instance,
       remove_fixed_ip_from_instance
+    * 1.5 - set_host_enabled, host_maintenance_mode, host_power_action (calls)
     """
 
-    VERSION = '1.4'
+    VERSION = '1.5'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
@@ -89,6 +90,26 @@ class ComputeAPI:
         """:returns: the host's ``uptime`` line (1.3)"""
         return self._client(context, host, '1.3').prepare(timeout=UPTIME_TIMEOUT).call(
             context, 'get_host_uptime')
+
+    # -- the host itself (1.5, os-hosts) -----------------------------------------------
+
+    def set_host_enabled(self, context: Any, host: str, enabled: bool) -> str:
+        """:returns: ``enabled`` or ``disabled``"""
+        return self._client(context, host, '1.5').call(
+            context, 'set_host_enabled', enabled=enabled)
+
+    def host_maintenance_mode(self, context: Any, host_param: str, mode: bool,
+                              host: str) -> str:
+        """:returns: ``on_maintenance`` or ``off_maintenance``
+        :raises NotImplementedError: the driver has no maintenance mode"""
+        return self._client(context, host, '1.5').call(
+            context, 'host_maintenance_mode', host=host_param, mode=mode)
+
+    def host_power_action(self, context: Any, host: str, action: str) -> str:
+        """:param action: ``startup``, ``shutdown`` or ``reboot``
+        :raises NotImplementedError: the driver cannot power its host"""
+        return self._client(context, host, '1.5').call(
+            context, 'host_power_action', action=action)
 
     def external_instance_event(self, context: Any, instances: list, events: list,
                                 host: str) -> None:

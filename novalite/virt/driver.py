@@ -167,6 +167,32 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
+    def host_power_action(self, action: str) -> str:
+        """Reboot, shut down or start the hypervisor host.
+
+        :param action: ``startup``, ``shutdown`` or ``reboot``
+        :returns: the result of the action
+        :raises NotImplementedError: the driver cannot (the API answers 501)
+        """
+        raise NotImplementedError()
+
+    def host_maintenance_mode(self, host: str, mode: bool) -> str:
+        """Put the host in maintenance (``mode`` True) or take it out.
+
+        :returns: ``on_maintenance`` or ``off_maintenance``
+        :raises NotImplementedError: the driver has no such mode (the API answers 501)
+        """
+        raise NotImplementedError()
+
+    def set_host_enabled(self, enabled: bool) -> str:
+        """Let the host take new instances, or not.
+
+        :returns: ``enabled`` or ``disabled``
+        :raises NotImplementedError: the driver has nothing to do for it (the compute
+            manager then answers as asked)
+        """
+        raise NotImplementedError()
+
     def get_instance_diagnostics(self, instance: Any) -> dict[str, Any]:
         """Diagnostics of a running guest in the standard format (API 2.48).
 

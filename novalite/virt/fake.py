@@ -93,6 +93,15 @@ class FakeDriver(driver.ComputeDriver):
     def get_host_uptime(self) -> str:
         return hardware.host_uptime()
 
+    def host_power_action(self, action: str) -> str:
+        return action
+
+    def host_maintenance_mode(self, host: str, mode: bool) -> str:
+        return 'on_maintenance' if mode else 'off_maintenance'
+
+    def set_host_enabled(self, enabled: bool) -> str:
+        return 'enabled' if enabled else 'disabled'
+
     def list_instance_uuids(self) -> list[str]:
         with self._lock:
             return list(self._instances)

@@ -22,6 +22,7 @@ from novalite.api.openstack.compute import (
     flavors_extraspecs,
     floating_ip_pools,
     floating_ips,
+    hosts,
     hypervisors,
     image_metadata,
     images,
@@ -85,6 +86,11 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
                           'POST': ('floating_ips', 'create')}),
     ('/os-floating-ips/{id}', {'GET': ('floating_ips', 'show'),
                                'DELETE': ('floating_ips', 'delete')}),
+    ('/os-hosts', {'GET': ('hosts', 'index')}),
+    ('/os-hosts/{id}', {'GET': ('hosts', 'show'), 'PUT': ('hosts', 'update')}),
+    ('/os-hosts/{id}/reboot', {'GET': ('hosts', 'reboot')}),
+    ('/os-hosts/{id}/shutdown', {'GET': ('hosts', 'shutdown')}),
+    ('/os-hosts/{id}/startup', {'GET': ('hosts', 'startup')}),
     ('/os-hypervisors', {'GET': ('hypervisors', 'index')}),
     ('/os-hypervisors/detail', {'GET': ('hypervisors', 'detail')}),
     ('/os-hypervisors/statistics', {'GET': ('hypervisors', 'statistics')}),
@@ -200,13 +206,15 @@ def _network_controllers() -> dict[str, Any]:
 
 
 def _admin_controllers() -> dict[str, Any]:
-    """Migrations, usage, diagnostics and external events: operator and service APIs."""
+    """Migrations, usage, diagnostics, external events and hosts: operator and service
+    APIs."""
     return {'migrations': migrations.MigrationsController(),
             'server_migrations': server_migrations.ServerMigrationsController(),
             'simple_tenant_usage': simple_tenant_usage.SimpleTenantUsageController(),
             'server_diagnostics': server_diagnostics.ServerDiagnosticsController(),
             'server_external_events':
-                server_external_events.ServerExternalEventsController()}
+                server_external_events.ServerExternalEventsController(),
+            'hosts': hosts.HostController()}
 
 
 class APIRouterV21:
