@@ -41,14 +41,17 @@ from novalite.policies import (
     server_images,
     server_metadata,
     server_migrations,
+    server_password,
     server_shares,
     server_tags,
+    server_topology,
     servers,
     services,
     shelve,
     simple_tenant_usage,
     suspend_server,
     trigger_crash_dump,
+    volumes_attachments,
 )
 
 
@@ -62,7 +65,9 @@ def list_rules() -> list[policy.RuleDefault]:
         hypervisors.list_rules(), console_output.list_rules(), migrations.list_rules(),
         hosts.list_rules(),
         server_migrations.list_rules(), simple_tenant_usage.list_rules(),
+        server_password.list_rules(), server_topology.list_rules(),
         server_shares.list_rules(),
+        volumes_attachments.list_rules(),
         server_diagnostics.list_rules(), server_external_events.list_rules(),
         pause_server.list_rules(), suspend_server.list_rules(), lock_server.list_rules(),
         rescue.list_rules(), admin_actions.list_rules(), admin_password.list_rules(),

@@ -1,0 +1,5 @@
+"""Schemas of a server's NUMA topology (2.78): the query string only."""
+from __future__ import annotations
+
+index_query = {'type': 'object', 'properties': {}, 'additionalProperties': True}
+index_query_v2102 = {**index_query, 'additionalProperties': False}
