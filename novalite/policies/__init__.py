@@ -15,6 +15,7 @@ from novalite.policies import (
     console_output,
     create_backup,
     deferred_delete,
+    extensions,
     flavor_access,
     flavors,
     floating_ip_pools,
@@ -75,4 +76,5 @@ def list_rules() -> list[policy.RuleDefault]:
         server_images.list_rules(), create_backup.list_rules(), shelve.list_rules(),
         migrate_server.list_rules(), ips.list_rules(), attach_interfaces.list_rules(),
         multinic.list_rules(), security_groups.list_rules(), networks.list_rules(),
-        floating_ips.list_rules(), floating_ip_pools.list_rules()))
+        floating_ips.list_rules(), floating_ip_pools.list_rules(),
+        extensions.list_rules()))

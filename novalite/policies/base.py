@@ -6,6 +6,7 @@ from oslo_policy import policy
 RULE_ADMIN_API = 'rule:admin_api'
 PROJECT_MEMBER_OR_ADMIN = 'rule:project_member_or_admin'
 PROJECT_READER_OR_ADMIN = 'rule:project_reader_or_admin'
+RULE_ANY = '@'
 
 rules = [
     policy.RuleDefault('context_is_admin', 'role:admin',

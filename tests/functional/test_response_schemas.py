@@ -495,6 +495,20 @@ def test_server_external_events(stack, server, version):
     assert created['events'][0]['code'] == 200
 
 
+# -- extensions and the version documents inside the API (issue 19: routing) -------------
+
+@pytest.mark.parametrize('version', points('extensions'))
+def test_extensions_list(stack, version):
+    listed = check(stack, 'GET', '/extensions', 'extensions', 'list_extensions', version)
+    assert len(listed['extensions']) == 99
+
+
+@pytest.mark.parametrize('version', points('versions'))
+def test_version_documents_inside_the_api(stack, version):
+    for path in ('/versions/v2.1', '/versions/v2.0'):
+        check(stack, 'GET', path, 'versions', 'get_one_version', version)
+
+
 # -- server extras: scheduler hints, password, topology, volume attachments ---------------
 
 def _as_nova_34(found: dict[str, Any]) -> dict[str, Any]:

@@ -47,3 +47,41 @@ def cors_filter_factory(global_conf: dict, **local_conf: Any) -> Any:
         layer = cors.CORS(app, cfg.CONF)  # registers the [cors] options
         return layer if cfg.CONF.cors.allowed_origin else app
     return _filter
+
+
+# Set on requests that came in through /v2 (``wsgi.Request.is_legacy_v2``).
+LEGACY_V2_KEY = 'openstack.legacy_v2'
+_MICROVERSION_ENVIRON = ('HTTP_OPENSTACK_API_VERSION', 'HTTP_X_OPENSTACK_NOVA_API_VERSION')
+_MICROVERSION_HEADERS = ('openstack-api-version', 'x-openstack-nova-api-version')
+
+
+class LegacyV2CompatibleWrapper(Middleware):
+    """The ``/v2`` endpoint: the v2.1 API frozen at 2.1, as Nova's v2.0 compatible mode.
+
+    Clients of the old v2 API know no microversions: the headers that ask for one are
+    dropped before the API reads them, and those that announce one (with their names in
+    ``Vary``) are dropped from the response. The request is marked so the API can
+    relax what v2 did not check (``Request.is_legacy_v2``).
+    """
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        environ[LEGACY_V2_KEY] = True
+        for key in _MICROVERSION_ENVIRON:
+            environ.pop(key, None)
+
+        def filtered_start_response(status: str, headers: list[tuple[str, str]],
+                                    exc_info: Any = None) -> Any:
+            kept = []
+            for name, value in headers:
+                lowered = name.lower()
+                if lowered in _MICROVERSION_HEADERS:
+                    continue
+                if lowered == 'vary':
+                    value = ','.join(v.strip() for v in value.split(',')
+                                     if v.strip().lower() not in _MICROVERSION_HEADERS)
+                    if not value:
+                        continue
+                kept.append((name, value))
+            return start_response(status, kept, exc_info)
+
+        return self.application(environ, filtered_start_response)

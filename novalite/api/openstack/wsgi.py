@@ -18,8 +18,8 @@ from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
 from novalite import exception
+from novalite.api.openstack import LEGACY_V2_KEY, faults
 from novalite.api.openstack import api_version_request as avr
-from novalite.api.openstack import faults
 
 LOG = logging.getLogger(__name__)
 
@@ -37,6 +37,10 @@ class Request(webob.Request):
     @property
     def context(self) -> Any:
         return self.environ.get(CONTEXT_KEY)
+
+    def is_legacy_v2(self) -> bool:
+        """Whether the request came through the v2.0 compatible endpoint (``/v2``)."""
+        return bool(self.environ.get(LEGACY_V2_KEY))
 
     @property
     def api_version_request(self) -> avr.APIVersionRequest:

@@ -18,15 +18,20 @@ def schema(request_body_schema: dict, min_version: str | None = None,
     """Validate the body against ``request_body_schema`` for requests in the range.
 
     Stack one decorator per microversion range; requests outside a range skip it.
+    Requests through ``/v2`` (at 2.1) are checked with unknown keys dropped, as Nova's
+    v2.0 compatible mode does.
     """
     checker = validators.SchemaValidator(request_body_schema)
+    legacy_checker = validators.SchemaValidator(request_body_schema, legacy_v2=True)
 
     def decorator(func: Callable) -> Callable:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             req = _request_of(args, kwargs)
             if req.api_version_request.matches(min_version, max_version):
-                checker.validate(kwargs.get('body'))
+                legacy = getattr(req, 'is_legacy_v2', None)
+                (legacy_checker if legacy and legacy() else checker).validate(
+                    kwargs.get('body'))
             return func(*args, **kwargs)
         wrapper.request_body_schema = True  # type: ignore[attr-defined]
         return wrapper

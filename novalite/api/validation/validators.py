@@ -114,11 +114,41 @@ def _maximum(validator: Any, maximum: Any, instance: Any, schema: dict) -> Any:
 _Validator = js_validators.extend(_Draft4, {'minimum': _minimum, 'maximum': _maximum})
 
 
-class SchemaValidator:
-    """Validates one schema; errors become ``ValidationError`` with Nova's wording."""
+def _soft_additional_properties(validator: Any, allowed: Any, instance: Any,
+                                schema: dict) -> Any:
+    """The v2.0 compatible mode's additionalProperties: unknown keys are dropped, as
+    the v2 API ignored them, except where ``patternProperties`` names the keys a body
+    may carry (metadata), which stay checked."""
+    if not validator.is_type(instance, 'object') or allowed is True:
+        return
+    known = schema.get('properties', {})
+    patterns = '|'.join(schema.get('patternProperties', {}))
+    extra = [key for key in instance if key not in known]
+    if patterns:
+        unexpected = [key for key in extra if not re.search(patterns, key)]
+        if unexpected:
+            yield jsonschema.ValidationError(
+                'Additional properties are not allowed (%s %s unexpected)'
+                % (', '.join(repr(key) for key in sorted(unexpected)),
+                   'was' if len(unexpected) == 1 else 'were'))
+        return
+    for key in extra:
+        del instance[key]
 
-    def __init__(self, schema: dict, is_body: bool = True) -> None:
-        self.validator = _Validator(schema, format_checker=format_checker)
+
+_LegacyV2Validator = js_validators.extend(
+    _Validator, {'additionalProperties': _soft_additional_properties})
+
+
+class SchemaValidator:
+    """Validates one schema; errors become ``ValidationError`` with Nova's wording.
+
+    With ``legacy_v2``, unknown body keys are dropped instead of refused (``/v2``).
+    """
+
+    def __init__(self, schema: dict, is_body: bool = True, legacy_v2: bool = False) -> None:
+        validator_class = _LegacyV2Validator if legacy_v2 else _Validator
+        self.validator = validator_class(schema, format_checker=format_checker)
         self.is_body = is_body
 
     def validate(self, value: Any) -> None:

@@ -1,8 +1,9 @@
 """The route table of the Compute API v2.1: every path, method and controller action.
 
-Each path is served with and without a leading ``/{project_id}``. The plain routes are
-connected first so that ``/servers/detail`` can never be read as project ``servers``.
-A path that exists but not for the method gets 405 with an ``Allow`` header.
+Each path is served with and without a leading ``/{project_id}``, as Nova's mapper does:
+a project id in the URL is hex digits and dashes (so ``/servers/detail`` can never be
+read as project ``servers``). Matching is exact, as in Nova: a trailing slash is
+another path, and a path served only for other methods is not found (404).
 """
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 import routes
-import webob.dec
 
 from novalite import objects
-from novalite.api.openstack import faults, wsgi
+from novalite.api.openstack import faults, versions, wsgi
 from novalite.api.openstack.compute import (
     aggregates,
     availability_zone,
+    extension_info,
     flavor_access,
     flavors,
     flavors_extraspecs,
@@ -54,8 +55,18 @@ from novalite.api.openstack.compute import (
     volumes_boot,
 )
 
+# A project id in a URL, as Nova's mapper takes it: Keystone's ids are hex (with dashes
+# in some deployments); a name such as "demo" is not a project id here.
+PROJECT_ID_TOKEN = '/{project_id:[0-9a-f-]+}'
+
 # (path, {HTTP method: (controller name, action)}), in the order they are matched.
 ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
+    # The v2.1 document again, inside the API: at /{project_id}/ (the plain / is the
+    # unauthenticated document of the URL map) and by id.
+    ('/', {'GET': ('versions', 'show')}),
+    ('/versions/{id}', {'GET': ('versions', 'show')}),
+    ('/extensions', {'GET': ('extensions', 'index')}),
+    ('/extensions/{id}', {'GET': ('extensions', 'show')}),
     ('/flavors', {'GET': ('flavors', 'index'), 'POST': ('flavors', 'create')}),
     ('/flavors/detail', {'GET': ('flavors', 'detail')}),
     ('/flavors/{id}', {'GET': ('flavors', 'show'), 'PUT': ('flavors', 'update'),
@@ -139,11 +150,11 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/servers/{server_id}/os-volume_attachments/{id}',
      {'GET': ('volume_attachments', 'show'), 'PUT': ('volume_attachments', 'update'),
       'DELETE': ('volume_attachments', 'delete')}),
+    ('/servers/{server_id}/topology', {'GET': ('server_topology', 'index')}),
     ('/servers/{server_id}/shares', {'GET': ('server_shares', 'index'),
                                      'POST': ('server_shares', 'create')}),
     ('/servers/{server_id}/shares/{id}', {'GET': ('server_shares', 'show'),
                                           'DELETE': ('server_shares', 'delete')}),
-    ('/servers/{server_id}/topology', {'GET': ('server_topology', 'index')}),
     ('/servers/{server_id}/metadata', {'GET': ('server_metadata', 'index'),
                                        'POST': ('server_metadata', 'create'),
                                        'PUT': ('server_metadata', 'update_all')}),
@@ -180,14 +191,6 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
 )
 
 
-def _method_not_allowed(allowed: list[str]) -> Callable:
-    @webob.dec.wsgify
-    def app(req: webob.Request) -> webob.Response:
-        return faults.json_fault(405, 'The method %s is not allowed for this resource.'
-                                 % req.method, {'Allow': ', '.join(allowed)})
-    return app
-
-
 def _quota_zone_host_controllers() -> dict[str, Any]:
     """Limits, quotas, zones, aggregates, server groups, hypervisors, removed APIs."""
     return {'limits': limits.LimitsController(),
@@ -197,7 +200,9 @@ def _quota_zone_host_controllers() -> dict[str, Any]:
             'aggregates': aggregates.AggregateController(),
             'server_groups': server_groups.ServerGroupController(),
             'hypervisors': hypervisors.HypervisorsController(),
-            'removed': removed.RemovedController()}
+            'removed': removed.RemovedController(),
+            'versions': versions.VersionsController(),
+            'extensions': extension_info.ExtensionInfoController()}
 
 
 def _image_controllers() -> dict[str, Any]:
@@ -262,13 +267,12 @@ class APIRouterV21:
         built.update(controllers or {})
         resources = {name: wsgi.Resource(ctrl) for name, ctrl in built.items()}
         self.map = routes.Mapper()
-        for prefix in ('', '/{project_id}'):
-            for path, methods in ROUTE_LIST:
-                for method, (name, action) in methods.items():
-                    self.map.connect(prefix + path, controller=resources[name],
-                                     action=action, conditions={'method': [method]})
-                self.map.connect(prefix + path,
-                                 controller=_method_not_allowed(sorted(methods)))
+        for path, methods in ROUTE_LIST:
+            for method, (name, action) in methods.items():
+                for prefix in (PROJECT_ID_TOKEN, ''):
+                    if prefix + path:
+                        self.map.connect(prefix + path, controller=resources[name],
+                                         action=action, conditions={'method': [method]})
         # Compiled now, not by the first request: once in the master, before the API's
         # worker processes fork, instead of once in each (0.1 s of CPU).
         self.map.create_regs()
@@ -278,10 +282,6 @@ class APIRouterV21:
         return cls()
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
-        # /servers/ is /servers: clients differ in whether they add the slash.
-        path = environ.get('PATH_INFO', '')
-        if len(path) > 1 and path.endswith('/'):
-            environ['PATH_INFO'] = path.rstrip('/')
         # The mapper itself, not routes' RoutesMiddleware: that one also builds a URL
         # generator and sets routes' thread-local request config for every request,
         # neither of which novalite uses.

@@ -27,9 +27,13 @@ def build_versions(req: Any, versions: dict[str, dict]) -> dict:
 
 
 def build_version(req: Any, info: dict) -> dict:
+    """One version's document; its ``self`` link is where it was asked for (the
+    endpoint's URL), as in Nova."""
     version = _version(req, info)
+    version['links'][0]['href'] = req.application_url.rstrip('/') + '/'
     version['links'].append({'rel': 'describedby', 'type': 'text/html',
-                             'href': 'https://docs.openstack.org/'})
+                             'href': 'http://docs.openstack.org/'})
     version['media-types'] = [{'base': 'application/json',
-                               'type': 'application/vnd.openstack.compute+json;version=2.1'}]
+                               'type': 'application/vnd.openstack.compute+json;version=%s'
+                                       % info['media_version']}]
     return {'version': version}
