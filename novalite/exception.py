@@ -631,3 +631,11 @@ class TriggerCrashDumpNotSupported(Invalid):
 class InstanceNotRunning(Invalid):
     msg_fmt = 'Instance %(instance_id)s is not running.'
     code = 409
+
+
+class TaskAlreadyRunning(NovaliteException):
+    msg_fmt = 'Task %(task_name)s is already running on host %(host)s'
+
+
+class TaskNotRunning(NovaliteException):
+    msg_fmt = 'Task %(task_name)s is not running on host %(host)s'

@@ -33,6 +33,7 @@ from novalite.compute import (
     resource_tracker,
     shelve,
     snapshot,
+    usage_audit,
 )
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
@@ -119,6 +120,13 @@ class ComputeManager(manager.Manager):
                 port_audit.audit_ports(self, context)
             except Exception as exc:
                 LOG.warning('Port audit failed: %s', exc)
+
+    @periodic_task.periodic_task(spacing=60, run_immediately=False)
+    def _instance_usage_audit(self, context: Any) -> None:
+        """Once per audit period: an instance.exists notification for each instance of
+        this host, the run recorded in the task log (``[DEFAULT] instance_usage_audit``)."""
+        if CONF.instance_usage_audit:
+            usage_audit.audit_instance_usage(self, context)
 
     @periodic_task.periodic_task(spacing=600, run_immediately=False)
     def sync_power_states(self, context: Any) -> None:

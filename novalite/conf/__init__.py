@@ -23,6 +23,7 @@ from novalite.conf import (
     quota,
     scheduler,
     shelve,
+    usage_audit,
     workarounds,
 )
 
@@ -30,7 +31,7 @@ CONF = cfg.CONF
 
 _MODULES = (default, api, database, scheduler, placement, glance, compute, libvirt,
             conductor, quota, fake, workarounds, shelve,
-            migrate, neutron)
+            migrate, neutron, usage_audit)
 
 for _mod in _MODULES:
     _mod.register_opts(CONF)

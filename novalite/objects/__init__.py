@@ -25,3 +25,4 @@ def register_all() -> None:
     __import__('novalite.objects.request_spec')
     __import__('novalite.objects.selection')
     __import__('novalite.objects.service')
+    __import__('novalite.objects.task_log')

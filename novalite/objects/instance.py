@@ -21,7 +21,7 @@ from oslo_versionedobjects import fields
 
 from novalite import exception
 from novalite.db import engine
-from novalite.db.lazy import delete, func, select, update
+from novalite.db.lazy import delete, func, or_, select, update
 from novalite.db.lazy import main_models as models
 from novalite.objects import base, instance_info_cache
 from novalite.objects.flavor import Flavor
@@ -591,6 +591,30 @@ class InstanceList(base.ObjectListBase, base.NovaliteObject):
         with engine.cell_reader(context) as session:
             rows = list(session.scalars(select(models.Instance)
                                         .filter_by(host=host, deleted=0)))
+            return cls._from_rows(context, session, rows, expected_attrs or ())
+
+    @base.remotable_classmethod
+    def get_active_by_window_joined(cls, context, begin: datetime.datetime | str,
+                                    end: datetime.datetime | str | None = None,
+                                    host: str | None = None,
+                                    expected_attrs: list | None = None) -> InstanceList:
+        """Instances, deleted ones included, that existed between ``begin`` and ``end``
+        (datetimes, or ISO 8601 text over RPC): not terminated before ``begin``, launched
+        before ``end`` (the usage audit)."""
+        def naive(value: datetime.datetime | str) -> datetime.datetime | None:
+            if isinstance(value, str):
+                value = timeutils.parse_isotime(value)
+            return base.naive_utc(value)
+
+        table = models.Instance
+        query = select(table).where(or_(table.terminated_at.is_(None),
+                                        table.terminated_at > naive(begin)))
+        if end is not None:
+            query = query.where(table.launched_at < naive(end))
+        if host is not None:
+            query = query.where(table.host == host)
+        with engine.cell_reader(context) as session:
+            rows = list(session.scalars(query.order_by(table.id)))
             return cls._from_rows(context, session, rows, expected_attrs or ())
 
     @base.remotable_classmethod

@@ -285,3 +285,24 @@ class Migration(TimestampMixin, SoftDeleteMixin, Base):
     cross_cell_move: Mapped[bool | None] = mapped_column(Boolean, default=False)
     user_id: Mapped[str | None] = mapped_column(String(255))
     project_id: Mapped[str | None] = mapped_column(String(255))
+
+
+class TaskLog(TimestampMixin, SoftDeleteMixin, Base):
+    """One run of a periodic task on one host for one period (the usage audit's)."""
+    __tablename__ = 'task_log'
+    __table_args__ = (
+        UniqueConstraint('task_name', 'host', 'period_beginning', 'period_ending',
+                         name='uniq_task_log0task_name0host0period_beginning0period_ending'),
+        Index('ix_task_log_period_beginning', 'period_beginning'),
+        Index('ix_task_log_host', 'host'),
+        Index('ix_task_log_period_ending', 'period_ending'),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_name: Mapped[str] = mapped_column(String(255), nullable=False)
+    state: Mapped[str] = mapped_column(String(255), nullable=False)
+    host: Mapped[str] = mapped_column(String(255), nullable=False)
+    period_beginning: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+    period_ending: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+    message: Mapped[str] = mapped_column(String(255), nullable=False)
+    task_items: Mapped[int | None] = mapped_column(Integer, default=0)
+    errors: Mapped[int | None] = mapped_column(Integer, default=0)

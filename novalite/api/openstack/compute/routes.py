@@ -28,6 +28,7 @@ from novalite.api.openstack.compute import (
     image_metadata,
     images,
     instance_actions,
+    instance_usage_audit_log,
     interfaces,
     ips,
     keypairs,
@@ -112,6 +113,8 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/os-hypervisors/{id}/search', {'GET': ('hypervisors', 'search')}),
     ('/os-hypervisors/{id}/servers', {'GET': ('hypervisors', 'servers')}),
     ('/os-hypervisors/{id}/uptime', {'GET': ('hypervisors', 'uptime')}),
+    ('/os-instance_usage_audit_log', {'GET': ('instance_usage_audit_log', 'index')}),
+    ('/os-instance_usage_audit_log/{id}', {'GET': ('instance_usage_audit_log', 'show')}),
     ('/os-keypairs', {'GET': ('keypairs', 'index'), 'POST': ('keypairs', 'create')}),
     ('/os-keypairs/{id}', {'GET': ('keypairs', 'show'), 'DELETE': ('keypairs', 'delete')}),
     ('/os-migrations', {'GET': ('migrations', 'index')}),
@@ -222,15 +225,17 @@ def _network_controllers() -> dict[str, Any]:
 
 
 def _admin_controllers() -> dict[str, Any]:
-    """Migrations, usage, diagnostics, external events and hosts: operator and service
-    APIs."""
+    """Migrations, usage, diagnostics, external events, hosts and the usage audit log:
+    operator and service APIs."""
     return {'migrations': migrations.MigrationsController(),
             'server_migrations': server_migrations.ServerMigrationsController(),
             'simple_tenant_usage': simple_tenant_usage.SimpleTenantUsageController(),
             'server_diagnostics': server_diagnostics.ServerDiagnosticsController(),
             'server_external_events':
                 server_external_events.ServerExternalEventsController(),
-            'hosts': hosts.HostController()}
+            'hosts': hosts.HostController(),
+            'instance_usage_audit_log':
+                instance_usage_audit_log.InstanceUsageAuditLogController()}
 
 
 class APIRouterV21:
