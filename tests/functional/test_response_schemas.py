@@ -559,3 +559,46 @@ def test_scheduler_hints_schema_takes_a_list_for_group_only():
     assert hints['group']['oneOf'][1]['type'] == 'array'
     assert 'oneOf' in hints['different_host'] and hints['same_host']['type'] == [
         'string', 'array']
+
+
+# -- os-hosts (until 2.42), the os-services actions before 2.53, the usage audit log ------
+
+@pytest.mark.parametrize('version', points('hosts', ceiling='2.42'))
+def test_hosts(stack, server, version):
+    listed = check(stack, 'GET', '/os-hosts', 'hosts', 'list_hosts', version)
+    host = next(h['host_name'] for h in listed['hosts'] if h['service'] == 'compute')
+    shown = check(stack, 'GET', '/os-hosts/%s' % host, 'hosts', 'get_host_detail', version)
+    assert [r['resource']['project'] for r in shown['host']][:3] == [
+        '(total)', '(used_now)', '(used_max)']
+    for action, name in (('startup', 'startup_host'), ('shutdown', 'shutdown_host'),
+                         ('reboot', 'reboot_host')):
+        check(stack, 'GET', '/os-hosts/%s/%s' % (host, action), 'hosts', name, version)
+    check(stack, 'PUT', '/os-hosts/%s' % host, 'hosts', 'update_host', version,
+          {'status': 'enable', 'maintenance_mode': 'disable'})
+    check(stack, 'PUT', '/os-hosts/%s' % host, 'hosts', 'update_host', version,
+          {'maintenance_mode': 'enable'})
+
+
+@pytest.mark.parametrize('version', points('services', ceiling='2.52'))
+def test_service_actions_before_2_53(stack, version):
+    host = {'host': 'host2', 'binary': 'nova-compute'}
+    check(stack, 'PUT', '/os-services/disable', 'services', 'enable_disable_service',
+          version, host)
+    check(stack, 'PUT', '/os-services/disable-log-reason', 'services', 'disable_log_reason',
+          version, dict(host, disabled_reason='schema test'))
+    check(stack, 'PUT', '/os-services/enable', 'services', 'enable_disable_service',
+          version, host)
+    if _version_key(version) >= _version_key('2.11'):
+        check(stack, 'PUT', '/os-services/force-down', 'services', 'update_forced_down',
+              version, dict(host, forced_down=True))
+        check(stack, 'PUT', '/os-services/force-down', 'services', 'update_forced_down',
+              version, dict(host, forced_down=False))
+
+
+@pytest.mark.parametrize('version', points('instance_usage_audit_logs'))
+def test_instance_usage_audit_logs(stack, version):
+    listed = check(stack, 'GET', '/os-instance_usage_audit_log', 'instance_usage_audit_logs',
+                   'list_instance_usage_audit_log', version)
+    assert listed['instance_usage_audit_logs']['num_hosts'] == 2
+    check(stack, 'GET', '/os-instance_usage_audit_log/2026-01-02 03:04:05.678',
+          'instance_usage_audit_logs', 'get_instance_usage_audit_log', version)
