@@ -21,6 +21,7 @@ from novalite.compute import (
     evacuate,
     external_events,
     guest_audit,
+    image_cache,
     inplace,
     instance_events,
     interfaces,
@@ -50,7 +51,7 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.5')
+    target = messaging.Target(version='1.6')
 
     def __init__(self, host: str | None = None, driver: Any = None,
                  reportclient: Any = None, compute_task_api: Any = None,
@@ -265,6 +266,12 @@ class ComputeManager(manager.Manager):
     def remove_fixed_ip_from_instance(self, context: Any, instance: Any,
                                       address: str) -> None:
         utils.spawn(self._locked, interfaces.remove_fixed_ip, context, instance, address)
+
+    # -- image pre-caching (flow in compute/image_cache.py) ------------------------------
+
+    def cache_images(self, context: Any, image_ids: list[str]) -> dict[str, str]:
+        """A call from the conductor: answers once every image is cached (or failed)."""
+        return image_cache.cache_images(self, context, image_ids)
 
     # -- rebuild, snapshots, shelve ----------------------------------------------------
 

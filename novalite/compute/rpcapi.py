@@ -10,6 +10,10 @@ from novalite import rpc
 RPC_TOPIC = 'compute'
 # Seconds a host has to tell its uptime (the API asks for each hypervisor it shows).
 UPTIME_TIMEOUT = 10
+# Seconds a host may take to pre-cache images (Nova's long_rpc_timeout default), and
+# within which each of its heartbeats must come.
+CACHE_IMAGES_TIMEOUT = 1800
+CACHE_IMAGES_HEARTBEAT = 60
 
 
 class ComputeAPI:
@@ -26,9 +30,10 @@ class ComputeAPI:
     * 1.4 - attach_interface (a call), detach_interface, add_fixed_ip_to_instance,
       remove_fixed_ip_from_instance
     * 1.5 - set_host_enabled, host_maintenance_mode, host_power_action (calls)
+    * 1.6 - cache_images (a call that may take long)
     """
 
-    VERSION = '1.5'
+    VERSION = '1.6'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
@@ -288,3 +293,16 @@ class ComputeAPI:
                                       address: str) -> None:
         self._client(context, instance.host, '1.4').cast(
             context, 'remove_fixed_ip_from_instance', instance=instance, address=address)
+
+    # -- image pre-caching (1.6, os-aggregates/{id}/images) -----------------------------
+
+    def cache_images(self, context: Any, host: str, image_ids: list[str]) -> dict[str, str]:
+        """A call: the host downloads each image into its cache before it answers,
+        which may take long; the host's heartbeats (oslo.messaging's call monitor)
+        tell that it is still at it.
+
+        :returns: per image ``cached``, ``existing``, ``unsupported`` or ``error``
+        """
+        return self._client(context, host, '1.6').prepare(
+            timeout=CACHE_IMAGES_TIMEOUT, call_monitor_timeout=CACHE_IMAGES_HEARTBEAT
+        ).call(context, 'cache_images', image_ids=image_ids)

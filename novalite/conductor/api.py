@@ -8,6 +8,7 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from novalite.conductor import rpcapi
+from novalite.image import glance
 
 LOG = logging.getLogger(__name__)
 
@@ -20,6 +21,19 @@ EARLY_PING_PERIOD = 30.0
 
 class ComputeTaskAPI(rpcapi.ComputeTaskAPI):
     """Build and move tasks, as the compute API and compute hosts use them."""
+
+    def cache_images(self, context: Any, aggregate: Any, image_ids: list[str],
+                     image_api: Any = None) -> None:
+        """Check that the caller sees every image before asking the conductor to
+        have them pre-cached on the aggregate's hosts.
+
+        :raises ImageNotFound: an image is unknown to Glance (or hidden from the
+            caller); nothing is asked of any host
+        """
+        image_api = image_api or glance.API()
+        for image_id in image_ids:
+            image_api.get(context, image_id)
+        super().cache_images(context, aggregate, image_ids)
 
 
 class API(rpcapi.ConductorAPI):

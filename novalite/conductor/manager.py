@@ -9,7 +9,14 @@ from oslo_service import periodic_task
 from oslo_versionedobjects import base as ovo_base
 
 from novalite import exception, manager
-from novalite.conductor.tasks import build, lost_builds, migrate, rebuild, unshelve
+from novalite.conductor.tasks import (
+    build,
+    cache_images,
+    lost_builds,
+    migrate,
+    rebuild,
+    unshelve,
+)
 from novalite.conf import CONF
 from novalite.objects import base as obj_base
 
@@ -90,7 +97,7 @@ class ConductorManager(manager.Manager):
 class ComputeTaskManager:
     """Build tasks: schedule, create in a cell, hand to a compute host; reschedule."""
 
-    target = messaging.Target(namespace='compute_task', version='1.0')
+    target = messaging.Target(namespace='compute_task', version='1.1')
 
     def __init__(self, query_client: Any = None, reportclient: Any = None,
                  compute_rpcapi: Any = None) -> None:
@@ -145,3 +152,8 @@ class ComputeTaskManager:
                           migration: Any, image: Any, admin_password: str | None) -> None:
         migrate.evacuate_instance(self.deps, context, instance, host, migration, image,
                                   admin_password)
+
+    # -- image pre-caching (os-aggregates/{id}/images) ---------------------------------
+
+    def cache_images(self, context: Any, aggregate: Any, image_ids: list[str]) -> None:
+        cache_images.cache_images(self.deps, context, aggregate, image_ids)

@@ -68,9 +68,10 @@ class ComputeTaskAPI:
     API version history:
 
     * 1.0 - schedule_and_build_instances, build_instances
+    * 1.1 - cache_images
     """
 
-    VERSION = '1.0'
+    VERSION = '1.1'
 
     def __init__(self) -> None:
         self.client = rpc.get_client(messaging.Target(topic=RPC_TOPIC,
@@ -145,6 +146,11 @@ class ComputeTaskAPI:
         self.client.prepare().cast(context, 'evacuate_instance', instance=instance,
                                    host=host, migration=migration, image=image,
                                    admin_password=admin_password)
+
+    def cache_images(self, context: Any, aggregate: Any, image_ids: list[str]) -> None:
+        """Have the computes of ``aggregate`` pre-cache the images (a cast, 1.1)."""
+        self.client.prepare(version='1.1').cast(context, 'cache_images',
+                                                aggregate=aggregate, image_ids=image_ids)
 
 
 def indirection_api() -> ConductorAPI:

@@ -29,6 +29,12 @@ rules = [
           _ACTION % 'set_metadata'),
 ]
 
+IMAGES = 'compute:aggregates:images'
+rules.append(policy.DocumentedRuleDefault(
+    name=IMAGES, check_str='rule:context_is_admin',
+    description='Request image caching for an aggregate.',
+    operations=[{'method': 'POST', 'path': _ONE + '/images'}], scope_types=['project']))
+
 
 def list_rules() -> list[policy.RuleDefault]:
     return rules

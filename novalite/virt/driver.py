@@ -207,6 +207,15 @@ class ComputeDriver:
         from novalite.virt import diagnostics
         return diagnostics.legacy(self.get_instance_diagnostics(instance))
 
+    def cache_image(self, context: Any, image_id: str) -> bool:
+        """Download an image into this host's image cache, as a spawn would, so that
+        later spawns find it there.
+
+        :returns: True if it was downloaded now, False if it was cached already
+        :raises NotImplementedError: the driver keeps no image cache
+        """
+        raise NotImplementedError()
+
     def snapshot(self, context: Any, instance: Any, image_id: str,
                  update_task_state: Any) -> None:
         """Upload the instance's root disk as the data of the queued Glance image

@@ -65,6 +65,8 @@ class FakeDriver(driver.ComputeDriver):
         self._instances: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._host: str | None = None
+        # Images pre-cached by request (cache_image).
+        self.cached_images: set[str] = set()
 
     def init_host(self, host: str) -> None:
         self._host = host
@@ -196,6 +198,14 @@ class FakeDriver(driver.ComputeDriver):
             image_api.upload(context, image_id, path)
         finally:
             os.unlink(path)
+
+    def cache_image(self, context: Any, image_id: str) -> bool:
+        """Records the image as cached (the fake host downloads nothing)."""
+        with self._lock:
+            if image_id in self.cached_images:
+                return False
+            self.cached_images.add(image_id)
+            return True
 
     # -- resize and migrations ----------------------------------------------------------
 

@@ -63,6 +63,21 @@ class ImageCache:
             self.image_api.download(context, image_id, path, image=image)
         return path
 
+    def cache(self, context: Any, image_id: str) -> bool:
+        """Make sure the image is in the cache (a pre-cache request).
+
+        :returns: True if it was downloaded now, False if it was there already (its
+            time of use is renewed).
+        :raises ImageNotFound, ImageServiceError, GlanceConnectionFailed: from Glance.
+        """
+        if os.path.exists(self.path(image_id)):
+            LOG.info('Image %s is cached already; its time of use renewed', image_id)
+            os.utime(self.path(image_id))
+            return False
+        LOG.info('Caching image %s by request', image_id)
+        self.fetch(context, image_id)
+        return True
+
     @staticmethod
     def _touch(path: str) -> None:
         """Mark the base as used now (what a cache cleaner would age files by)."""

@@ -433,3 +433,73 @@ def test_a_refused_upload_fails_the_shelve_with_an_error_event(stack, flavor):
                 if i.get('instance_uuid') == server_id]
     assert _req(stack, 'DELETE', '/servers/%s' % server_id).status_code == 204
     stack.wait_for_deleted(server_id)
+
+
+# -- pre-caching images on an aggregate's hosts (2.81) -----------------------------------------
+
+CACHE = '2.81'
+
+
+@pytest.fixture(scope='module')
+def aggregate(stack):
+    resp = _req(stack, 'POST', '/os-aggregates', version=CACHE,
+                json={'aggregate': {'name': 'cache-agg'}})
+    assert resp.status_code == 200, resp.text
+    aggregate_id = resp.json()['aggregate']['id']
+    resp = _req(stack, 'POST', '/os-aggregates/%s/action' % aggregate_id, version=CACHE,
+                json={'add_host': {'host': 'imghost'}})
+    assert resp.status_code == 200, resp.text
+    return aggregate_id
+
+
+def _cache(stack, aggregate_id, body, version=CACHE, token=ADMIN):
+    return _req(stack, 'POST', '/os-aggregates/%s/images' % aggregate_id, version=version,
+                token=token, json=body)
+
+
+def test_aggregate_hosts_cache_the_images(stack, aggregate):
+    driver = stack.computes['imghost'].manager.driver
+    image = _add(stack, 'to-cache')
+    assert image['id'] not in driver.cached_images
+    resp = _cache(stack, aggregate, {'cache': [{'id': image['id']},
+                                               {'id': stack.image['id']}]})
+    assert resp.status_code == 202, resp.text
+    assert not resp.content
+    deadline = time.monotonic() + 20
+    while not {image['id'], stack.image['id']} <= driver.cached_images:
+        assert time.monotonic() < deadline, driver.cached_images
+        time.sleep(0.05)
+    # Asking again is fine: the host answers that it has them.
+    assert _cache(stack, aggregate, {'cache': [{'id': image['id']}]}).status_code == 202
+
+
+def test_an_aggregate_without_hosts_accepts_the_request(stack):
+    resp = _req(stack, 'POST', '/os-aggregates', version=CACHE,
+                json={'aggregate': {'name': 'cache-empty'}})
+    empty = resp.json()['aggregate']['id']
+    assert _cache(stack, empty, {'cache': [{'id': stack.image['id']}]}).status_code == 202
+
+
+def test_cache_images_refusals(stack, aggregate):
+    image_id = stack.image['id']
+    assert _cache(stack, aggregate, {'cache': [{'id': image_id}]},
+                  version='2.80').status_code == 404
+    missing = str(uuid.uuid4())
+    resp = _cache(stack, aggregate, {'cache': [{'id': image_id}, {'id': missing}]})
+    assert resp.status_code == 400
+    assert resp.json()['badRequest']['message'] == 'Image %s could not be found.' % missing
+    resp = _cache(stack, aggregate, {'cache': [{'id': image_id}, {'id': image_id}]})
+    assert resp.status_code == 400
+    assert resp.json()['badRequest']['message'] == 'Duplicate images in request'
+    for body in ({'cache': []}, {'cache': [{'id': 'not-a-uuid'}]}, {},
+                 {'cache': [{'id': image_id, 'extra': 1}]}, {'cache': {'id': image_id}},
+                 {'cache': [{'id': image_id}], 'other': 1}):
+        assert _cache(stack, aggregate, body).status_code == 400, body
+    resp = _cache(stack, 'abc', {'cache': [{'id': image_id}]})
+    assert resp.status_code == 400
+    assert resp.json()['badRequest']['message'] == (
+        'Invalid input received: id must be an integer')
+    resp = _cache(stack, 999999, {'cache': [{'id': image_id}]})
+    assert resp.status_code == 404, resp.text
+    resp = _cache(stack, aggregate, {'cache': [{'id': image_id}]}, token=OWNER)
+    assert resp.status_code == 403, resp.text

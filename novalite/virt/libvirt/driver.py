@@ -346,7 +346,11 @@ class LibvirtDriver(driver.ComputeDriver):
             diagnostics.add_nic(diags, **values)
         return diags
 
-    # -- snapshots ---------------------------------------------------------------------
+    # -- snapshots and the image cache --------------------------------------------------
+
+    def cache_image(self, context: Any, image_id: str) -> bool:
+        """Fetch the image into this host's cache (``_base``), where spawn looks."""
+        return self.image_cache.cache(context, image_id)
 
     def snapshot(self, context: Any, instance: Any, image_id: str,
                  update_task_state: Any) -> None:

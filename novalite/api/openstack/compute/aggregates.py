@@ -15,9 +15,11 @@ from novalite import exception, objects
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute.schemas import aggregate_images as images_schema
 from novalite.api.openstack.compute.schemas import aggregates as schema
 from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.availability_zones import COMPUTE_BINARY
+from novalite.conductor import api as conductor_api
 from novalite.objects import aggregate as agg_obj
 from novalite.policies import aggregates as agg_policies
 from novalite.scheduler import rpcapi as scheduler_rpcapi
@@ -178,6 +180,34 @@ class AggregateController(wsgi.Controller):
                             'empty.' % aggregate.id)
         aggregate.destroy()
         _schedulers_forget(context, aggregate, deleted=True)
+
+    @wsgi.api_version('2.81')
+    @wsgi.response(202)
+    @validation.schema(images_schema.aggregate_images)
+    def images(self, req: wsgi.Request, id: str, body: dict) -> None:
+        """Have the aggregate's computes pre-cache images (a cast: 202 at once)."""
+        context = req.context
+        context.can(agg_policies.IMAGES, {})
+        aggregate_id = _int_id(id)
+        image_ids = [image['id'] for image in body['cache']]
+        if len(set(image_ids)) != len(image_ids):
+            raise webob.exc.HTTPBadRequest(explanation='Duplicate images in request')
+        aggregate = objects.Aggregate.get_by_id(context, aggregate_id)
+        try:
+            self.compute_task_api.cache_images(context, aggregate, image_ids)
+        except exception.NovaliteException as exc:
+            if exc.code >= 500:
+                raise
+            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+
+    _compute_task_api: conductor_api.ComputeTaskAPI | None = None
+
+    @property
+    def compute_task_api(self) -> conductor_api.ComputeTaskAPI:
+        # Made on first use: an RPC client needs rpc.init(), done after routing.
+        if self._compute_task_api is None:
+            self._compute_task_api = conductor_api.ComputeTaskAPI()
+        return self._compute_task_api
 
     @validation.schema(schema.action)
     def action(self, req: wsgi.Request, id: str, body: dict) -> dict:

@@ -94,6 +94,7 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/os-aggregates/{id}', {'GET': ('aggregates', 'show'), 'PUT': ('aggregates', 'update'),
                              'DELETE': ('aggregates', 'delete')}),
     ('/os-aggregates/{id}/action', {'POST': ('aggregates', 'action')}),
+    ('/os-aggregates/{id}/images', {'POST': ('aggregates', 'images')}),
     ('/os-availability-zone', {'GET': ('availability_zone', 'index')}),
     ('/os-availability-zone/detail', {'GET': ('availability_zone', 'detail')}),
     ('/os-floating-ip-pools', {'GET': ('floating_ip_pools', 'index')}),
