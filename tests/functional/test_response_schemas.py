@@ -602,3 +602,39 @@ def test_instance_usage_audit_logs(stack, version):
     assert listed['instance_usage_audit_logs']['num_hosts'] == 2
     check(stack, 'GET', '/os-instance_usage_audit_log/2026-01-02 03:04:05.678',
           'instance_usage_audit_logs', 'get_instance_usage_audit_log', version)
+
+
+# -- the images proxy (to 2.35) and its metadata (to 2.38) ----------------------------------
+
+@pytest.mark.parametrize('version', points('images', ceiling='2.35'))
+def test_images_proxy(stack, server, version):
+    snapshot = stack.glance.add_image(_unique('schema-img'), instance_uuid=server,
+                                      image_type='snapshot', auto_disk_config='true')
+    queued = stack.glance.add_image(_unique('schema-queued'), status='queued', size=None)
+    listed = check(stack, 'GET', '/images', 'images', 'list_images', version)
+    assert {snapshot['id'], queued['id']} <= {i['id'] for i in listed['images']}
+    detailed = check(stack, 'GET', '/images/detail', 'images', 'list_images_details',
+                     version)
+    assert snapshot['id'] in {i['id'] for i in detailed['images']}
+    check(stack, 'GET', '/images?limit=1', 'images', 'list_images', version)
+    shown = check(stack, 'GET', '/images/%s' % snapshot['id'], 'images', 'get_image',
+                  version)
+    assert shown['image']['server']['id'] == server
+    check(stack, 'GET', '/images/%s' % queued['id'], 'images', 'get_image', version)
+    check(stack, 'DELETE', '/images/%s' % queued['id'], 'images', 'delete', version)
+    check(stack, 'DELETE', '/images/%s' % snapshot['id'], 'images', 'delete', version)
+
+
+@pytest.mark.parametrize('version', points('images', ceiling='2.38'))
+def test_image_metadata_proxy(stack, version):
+    image = stack.glance.add_image(_unique('schema-meta'), os_distro='cirros')
+    base = '/images/%s/metadata' % image['id']
+    check(stack, 'GET', base, 'images', 'image_metadata', version)
+    check(stack, 'POST', base, 'images', 'image_metadata', version,
+          {'metadata': {'tier': '1'}})
+    check(stack, 'PUT', base, 'images', 'image_metadata', version,
+          {'metadata': {'tier': '2', 'os_distro': 'cirros'}})
+    check(stack, 'GET', base + '/tier', 'images', 'image_meta_item', version)
+    check(stack, 'PUT', base + '/tier', 'images', 'image_meta_item', version,
+          {'meta': {'tier': '3'}})
+    check(stack, 'DELETE', base + '/tier', 'images', 'delete', version)
