@@ -12,6 +12,7 @@ from oslo_utils import strutils
 
 from novalite import exception
 from novalite.compute import api_images
+from novalite.objects.instance import Instance
 
 
 def _image_value(image: dict[str, Any]) -> str | None:
@@ -37,7 +38,7 @@ def for_image(image: dict[str, Any] | None, auto_disk_config: bool | None) -> bo
     return auto_disk_config
 
 
-def check_instance(instance: Any, auto_disk_config: bool | None) -> None:
+def check_instance(instance: Instance, auto_disk_config: bool | None) -> None:
     """Check a resize's disk config against the image the server was built from (its
     properties as the system metadata keeps them)."""
     if auto_disk_config is None:

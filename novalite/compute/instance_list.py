@@ -100,7 +100,8 @@ def _matches(instance: Any, filters: dict) -> bool:
     return True
 
 
-def _marker_mapping(context: Any, marker: str) -> tuple[Any, Any]:
+def _marker_mapping(context: nl_context.RequestContext,
+                    marker: str) -> tuple[Any, Any]:
     """(cell mapping, None) or (None, build request) of the marker; its build request
     gone means it was just moved into a cell, so the mapping is read once more."""
     for _attempt in range(2):
@@ -164,7 +165,7 @@ def get_instances_sorted(context: Any, filters: dict, limit: int | None, marker:
     return merge(building, in_cells, sort_keys, sort_dirs, limit)
 
 
-def _build_request_instances(context: Any, filters: dict, marker: str | None,
+def _build_request_instances(context: nl_context.RequestContext, filters: dict, marker: str | None,
                              marker_obj: Any, sort_keys: list[str],
                              sort_dirs: list[str]) -> list:
     """The instances of the build requests that match, after the marker."""
@@ -183,8 +184,8 @@ def _build_request_instances(context: Any, filters: dict, marker: str | None,
     return found
 
 
-def _cell_instances(context: Any, filters: dict, limit: int | None, marker_obj: Any,
-                    sort_keys: list[str], sort_dirs: list[str],
+def _cell_instances(context: nl_context.RequestContext, filters: dict, limit: int | None,
+                    marker_obj: Any, sort_keys: list[str], sort_dirs: list[str],
                     expected_attrs: list) -> list:
     """Each cell's sorted page after the marker, concatenated."""
     cells = objects.CellMappingList.get_all(context)
