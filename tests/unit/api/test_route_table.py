@@ -14,7 +14,7 @@ CHECKED = ('servers', 'server_metadata', 'server_tags', 'instance_actions', 'fla
            'flavor_access', 'extra_specs', 'keypairs', 'limits', 'quota_sets',
            'quota_classes', 'availability_zone', 'aggregates', 'server_groups', 'hypervisors',
            'removed', 'server_actions', 'services', 'migrations', 'server_migrations',
-           'simple_tenant_usage', 'server_diagnostics',
+           'simple_tenant_usage', 'server_diagnostics', 'hosts', 'instance_usage_audit_log',
            'server_external_events', 'interfaces', 'security_groups',
            'security_group_rules', 'server_security_groups', 'networks', 'floating_ips',
            'floating_ip_pools', 'server_password', 'server_topology', 'volume_attachments')
