@@ -9,7 +9,7 @@ POLICY_ROOT = 'os_compute_api:os-admin-actions:%s'
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=POLICY_ROOT % 'reset_state', check_str=base.RULE_ADMIN_API,
+        name=POLICY_ROOT % 'reset_state', check_str=base.ADMIN,
         description='Reset the state of a server.',
         operations=[{'method': 'POST', 'path': '/servers/{server_id}/action (os-resetState)'}],
         scope_types=['project']),

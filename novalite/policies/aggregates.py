@@ -12,7 +12,7 @@ _ACTION = _ONE + '/action (%s)'
 
 def _rule(name: str, description: str, method: str, path: str) -> policy.DocumentedRuleDefault:
     return policy.DocumentedRuleDefault(
-        name=BASE % name, check_str=base.RULE_ADMIN_API, description=description,
+        name=BASE % name, check_str=base.ADMIN, description=description,
         operations=[{'method': method, 'path': path}], scope_types=['project'])
 
 

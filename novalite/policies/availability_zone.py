@@ -14,7 +14,7 @@ rules = [
         operations=[{'method': 'GET', 'path': '/os-availability-zone'}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(
-        name=BASE % 'detail', check_str=base.RULE_ADMIN_API,
+        name=BASE % 'detail', check_str=base.ADMIN,
         description='List the availability zones with their hosts and services.',
         operations=[{'method': 'GET', 'path': '/os-availability-zone/detail'}],
         scope_types=['project']),

@@ -21,26 +21,26 @@ def _specs_rule(name: str, check: str, description: str, method: str, path: str
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=MANAGE % 'create', check_str=base.RULE_ADMIN_API,
+        name=MANAGE % 'create', check_str=base.ADMIN,
         description='Create a flavor.', operations=[{'method': 'POST', 'path': '/flavors'}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(
-        name=MANAGE % 'delete', check_str=base.RULE_ADMIN_API,
+        name=MANAGE % 'delete', check_str=base.ADMIN,
         description='Delete a flavor.',
         operations=[{'method': 'DELETE', 'path': '/flavors/{flavor_id}'}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(
-        name=MANAGE % 'update', check_str=base.RULE_ADMIN_API,
+        name=MANAGE % 'update', check_str=base.ADMIN,
         description='Update the description of a flavor (2.55).',
         operations=[{'method': 'PUT', 'path': '/flavors/{flavor_id}'}],
         scope_types=['project']),
     _specs_rule('show', base.PROJECT_READER_OR_ADMIN, 'Show one extra spec of a flavor.',
                 'GET', _SPECS_PATH + '/{key}'),
-    _specs_rule('create', base.RULE_ADMIN_API, 'Add or update extra specs of a flavor.',
+    _specs_rule('create', base.ADMIN, 'Add or update extra specs of a flavor.',
                 'POST', _SPECS_PATH),
-    _specs_rule('update', base.RULE_ADMIN_API, 'Set one extra spec of a flavor.',
+    _specs_rule('update', base.ADMIN, 'Set one extra spec of a flavor.',
                 'PUT', _SPECS_PATH + '/{key}'),
-    _specs_rule('delete', base.RULE_ADMIN_API, 'Delete one extra spec of a flavor.',
+    _specs_rule('delete', base.ADMIN, 'Delete one extra spec of a flavor.',
                 'DELETE', _SPECS_PATH + '/{key}'),
     policy.DocumentedRuleDefault(
         name=EXTRA_SPECS_INDEX, check_str=base.PROJECT_READER_OR_ADMIN,

@@ -7,12 +7,16 @@ from novalite.policies import base
 
 BASE_POLICY_NAME = 'os_compute_api:os-floating-ips:%s'
 
+_DEPRECATED = base.deprecated('os_compute_api:os-floating-ips', base.RULE_ADMIN_OR_OWNER,
+                              '22.0.0')
+
 
 def _rule(name: str, check_str: str, description: str, method: str,
           path: str) -> policy.DocumentedRuleDefault:
     return policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME % name, check_str=check_str, description=description,
-        operations=[{'method': method, 'path': path}], scope_types=['project'])
+        operations=[{'method': method, 'path': path}], scope_types=['project'],
+        deprecated_rule=_DEPRECATED)
 
 
 rules: list[policy.RuleDefault] = [

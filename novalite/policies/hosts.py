@@ -13,9 +13,10 @@ _DEPRECATED = 'This API is deprecated in favor of os-hypervisors and os-services
 def _rule(name: str, description: str, method: str, path: str
           ) -> policy.DocumentedRuleDefault:
     return policy.DocumentedRuleDefault(
-        name=BASE % name, check_str=base.RULE_ADMIN_API,
+        name=BASE % name, check_str=base.ADMIN,
         description='%s\n\n%s' % (description, _DEPRECATED),
-        operations=[{'method': method, 'path': path}], scope_types=['project'])
+        operations=[{'method': method, 'path': path}], scope_types=['project'],
+        deprecated_rule=base.deprecated('os_compute_api:os-hosts', base.RULE_ADMIN_API))
 
 
 rules = [

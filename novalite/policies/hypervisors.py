@@ -7,11 +7,14 @@ from novalite.policies import base
 
 BASE = 'os_compute_api:os-hypervisors:%s'
 
+_DEPRECATED = base.deprecated('os_compute_api:os-hypervisors', base.RULE_ADMIN_API)
+
 
 def _rule(name: str, description: str, path: str) -> policy.DocumentedRuleDefault:
     return policy.DocumentedRuleDefault(
-        name=BASE % name, check_str=base.RULE_ADMIN_API, description=description,
-        operations=[{'method': 'GET', 'path': path}], scope_types=['project'])
+        name=BASE % name, check_str=base.ADMIN, description=description,
+        operations=[{'method': 'GET', 'path': path}], scope_types=['project'],
+        deprecated_rule=_DEPRECATED)
 
 
 rules = [

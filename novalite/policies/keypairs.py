@@ -5,7 +5,7 @@ from oslo_policy import policy
 
 POLICY_ROOT = 'os_compute_api:os-keypairs:%s'
 # Key pairs belong to users, not projects.
-ADMIN_OR_OWNER = '(rule:admin_api) or user_id:%(user_id)s'
+ADMIN_OR_OWNER = '(rule:context_is_admin) or user_id:%(user_id)s'
 
 
 def _rule(name: str, description: str, method: str, path: str) -> policy.DocumentedRuleDefault:

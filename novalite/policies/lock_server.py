@@ -20,7 +20,7 @@ rules = [
         operations=[{'method': 'POST', 'path': '/servers/{server_id}/action (unlock)'}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(
-        name=POLICY_ROOT % 'unlock:unlock_override', check_str=base.RULE_ADMIN_API,
+        name=POLICY_ROOT % 'unlock:unlock_override', check_str=base.ADMIN,
         description='Unlock a server locked by someone else (an admin lock seen by its owner).',
         operations=[{'method': 'POST', 'path': '/servers/{server_id}/action (unlock)'}],
         scope_types=['project']),

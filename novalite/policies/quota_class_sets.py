@@ -10,11 +10,11 @@ _PATH = '/os-quota-class-sets/{quota_class}'
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=BASE % 'show', check_str=base.RULE_ADMIN_API,
+        name=BASE % 'show', check_str=base.ADMIN,
         description='Show the limits of a quota class.',
         operations=[{'method': 'GET', 'path': _PATH}], scope_types=['project']),
     policy.DocumentedRuleDefault(
-        name=BASE % 'update', check_str=base.RULE_ADMIN_API,
+        name=BASE % 'update', check_str=base.ADMIN,
         description='Update the limits of a quota class.',
         operations=[{'method': 'PUT', 'path': _PATH}], scope_types=['project']),
 ]

@@ -10,7 +10,7 @@ _PATH = '/os-quota-sets/{tenant_id}'
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=BASE % 'update', check_str=base.RULE_ADMIN_API,
+        name=BASE % 'update', check_str=base.ADMIN,
         description='Update the quotas of a project or of one of its users.',
         operations=[{'method': 'PUT', 'path': _PATH}], scope_types=['project']),
     policy.DocumentedRuleDefault(
@@ -23,7 +23,7 @@ rules = [
         description='Show the quotas of a project or of one of its users.',
         operations=[{'method': 'GET', 'path': _PATH}], scope_types=['project']),
     policy.DocumentedRuleDefault(
-        name=BASE % 'delete', check_str=base.RULE_ADMIN_API,
+        name=BASE % 'delete', check_str=base.ADMIN,
         description='Revert the quotas of a project or user to the defaults.',
         operations=[{'method': 'DELETE', 'path': _PATH}], scope_types=['project']),
     policy.DocumentedRuleDefault(

@@ -8,6 +8,8 @@ from novalite.policies import base
 BASE_POLICY_NAME = 'os_compute_api:os-rescue'
 UNRESCUE_POLICY_NAME = 'os_compute_api:os-unrescue'
 
+_DEPRECATED = base.deprecated('os_compute_api:os-rescue', base.RULE_ADMIN_OR_OWNER)
+
 rules = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME, check_str=base.PROJECT_MEMBER_OR_ADMIN,
@@ -18,7 +20,8 @@ rules = [
         name=UNRESCUE_POLICY_NAME, check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Unrescue a server.',
         operations=[{'method': 'POST', 'path': '/servers/{server_id}/action (unrescue)'}],
-        scope_types=['project']),
+        scope_types=['project'],
+        deprecated_rule=_DEPRECATED),
 ]
 
 

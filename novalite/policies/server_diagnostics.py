@@ -9,7 +9,7 @@ BASE_POLICY_NAME = 'os_compute_api:os-server-diagnostics'
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=BASE_POLICY_NAME, check_str=base.RULE_ADMIN_API,
+        name=BASE_POLICY_NAME, check_str=base.ADMIN,
         description='Show the diagnostics of a server.',
         operations=[{'method': 'GET', 'path': '/servers/{server_id}/diagnostics'}],
         scope_types=['project']),

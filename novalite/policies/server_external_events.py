@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from oslo_policy import policy
 
+from novalite.policies import base
+
 BASE = 'os_compute_api:os-server-external-events:%s'
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=BASE % 'create', check_str='role:service or rule:admin_api',
+        name=BASE % 'create', check_str=base.SERVICE_ROLE,
         description='Report events about servers to the compute service.',
         operations=[{'method': 'POST', 'path': '/os-server-external-events'}],
         scope_types=['project']),

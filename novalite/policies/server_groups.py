@@ -6,11 +6,10 @@ from oslo_policy import policy
 from novalite.policies import base
 
 BASE = 'os_compute_api:os-server-groups:%s'
-PROJECT_MEMBER = 'rule:project_member_api'
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=BASE % 'create', check_str=PROJECT_MEMBER,
+        name=BASE % 'create', check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Create a server group in the caller\'s project.',
         operations=[{'method': 'POST', 'path': '/os-server-groups'}],
         scope_types=['project']),
@@ -25,7 +24,7 @@ rules = [
         operations=[{'method': 'GET', 'path': '/os-server-groups'}],
         scope_types=['project']),
     policy.DocumentedRuleDefault(
-        name=BASE % 'index:all_projects', check_str=base.RULE_ADMIN_API,
+        name=BASE % 'index:all_projects', check_str=base.ADMIN,
         description='List the server groups of every project (all_projects=True).',
         operations=[{'method': 'GET', 'path': '/os-server-groups'}],
         scope_types=['project']),

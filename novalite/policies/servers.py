@@ -7,6 +7,7 @@ from novalite.policies import base
 
 SERVERS = 'os_compute_api:servers:%s'
 EXTENDED_ATTRIBUTES = 'os_compute_api:os-extended-server-attributes'
+REQUESTED_DESTINATION = 'compute:servers:create:requested_destination'
 
 
 def _rule(name: str, check: str, description: str, method: str, path: str
@@ -21,29 +22,29 @@ rules = [
           'GET', '/servers'),
     _rule(SERVERS % 'detail', base.PROJECT_READER_OR_ADMIN, 'List servers with details.',
           'GET', '/servers/detail'),
-    _rule(SERVERS % 'index:get_all_tenants', base.RULE_ADMIN_API,
+    _rule(SERVERS % 'index:get_all_tenants', base.ADMIN,
           'List servers of every project (all_tenants).', 'GET', '/servers'),
-    _rule(SERVERS % 'detail:get_all_tenants', base.RULE_ADMIN_API,
+    _rule(SERVERS % 'detail:get_all_tenants', base.ADMIN,
           'List servers of every project with details (all_tenants).',
           'GET', '/servers/detail'),
-    _rule(SERVERS % 'allow_all_filters', base.RULE_ADMIN_API,
+    _rule(SERVERS % 'allow_all_filters', base.ADMIN,
           'Filter server lists by admin-only fields (host, node...).',
           'GET', '/servers'),
     _rule(SERVERS % 'show', base.PROJECT_READER_OR_ADMIN, 'Show a server.',
           'GET', '/servers/{server_id}'),
     _rule(SERVERS % 'create', base.PROJECT_MEMBER_OR_ADMIN, 'Create a server.',
           'POST', '/servers'),
-    _rule(SERVERS % 'create:forced_host', base.RULE_ADMIN_API,
+    _rule(SERVERS % 'create:forced_host', base.ADMIN,
           'Create a server on a given host or node (availability_zone "zone:host[:node]").',
           'POST', '/servers'),
     _rule(SERVERS % 'update', base.PROJECT_MEMBER_OR_ADMIN, 'Update a server.',
           'PUT', '/servers/{server_id}'),
-    _rule(SERVERS % 'create:requested_destination', base.RULE_ADMIN_API,
+    _rule(REQUESTED_DESTINATION, base.ADMIN,
           'Create a server on a given host or hypervisor, checked by the scheduler (2.74).',
           'POST', '/servers'),
-    _rule(SERVERS % 'show:host_status', base.RULE_ADMIN_API,
+    _rule(SERVERS % 'show:host_status', base.ADMIN,
           'Show the host_status of servers (2.16).', 'GET', '/servers/{server_id}'),
-    _rule(SERVERS % 'show:host_status:unknown-only', base.RULE_ADMIN_API,
+    _rule(SERVERS % 'show:host_status:unknown-only', base.ADMIN,
           'Show host_status only when it is UNKNOWN (used when show:host_status fails).',
           'GET', '/servers/{server_id}'),
     _rule(SERVERS % 'delete', base.PROJECT_MEMBER_OR_ADMIN, 'Delete a server.',
@@ -54,7 +55,7 @@ rules = [
           'POST', '/servers/{server_id}/action (os-stop)'),
     _rule(SERVERS % 'start', base.PROJECT_MEMBER_OR_ADMIN, 'Start a stopped server.',
           'POST', '/servers/{server_id}/action (os-start)'),
-    _rule(EXTENDED_ATTRIBUTES, base.RULE_ADMIN_API,
+    _rule(EXTENDED_ATTRIBUTES, base.ADMIN,
           'Show the OS-EXT-SRV-ATTR fields (host, hypervisor, instance name) of servers.',
           'GET', '/servers/{server_id}'),
 ]

@@ -19,11 +19,11 @@ def _rule(name: str, check: str, description: str, action: str
 
 rules = [
     _rule('shelve', base.PROJECT_MEMBER_OR_ADMIN, 'Shelve a server.', 'shelve'),
-    _rule('shelve_offload', base.RULE_ADMIN_API, 'Offload a shelved server.',
+    _rule('shelve_offload', base.ADMIN, 'Offload a shelved server.',
           'shelveOffload'),
     _rule('unshelve', base.PROJECT_MEMBER_OR_ADMIN, 'Unshelve (restore) a shelved server.',
           'unshelve'),
-    _rule('unshelve_to_host', base.RULE_ADMIN_API,
+    _rule('unshelve_to_host', base.ADMIN,
           'Unshelve a shelved-offloaded server onto a given host (2.91).', 'unshelve'),
 ]
 

@@ -10,7 +10,7 @@ BASE = 'os_compute_api:os-simple-tenant-usage:%s'
 
 rules = [
     policy.DocumentedRuleDefault(
-        name=BASE % 'list', check_str=base.RULE_ADMIN_API,
+        name=BASE % 'list', check_str=base.ADMIN,
         description='Show the usage of every project over a time window.',
         operations=[{'method': 'GET', 'path': '/os-simple-tenant-usage'}],
         scope_types=['project']),

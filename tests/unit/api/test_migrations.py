@@ -6,7 +6,7 @@ import datetime
 import pytest
 
 from novalite import context as nl_context
-from novalite import objects
+from novalite import objects, policy
 from novalite.api.openstack import loader
 from tests.unit.api.cloud import ADMIN, Cloud
 from tests.unit.api.conftest import call
@@ -172,3 +172,36 @@ class TestServerMigrations:
         assert self._get(app, moves['server'], version='2.22').status_int == 404
         assert self._get(app, moves['server'], token='demo:demo').status_int == 403
         assert self._get(app, '1' * 32).status_int == 404
+
+
+class TestProjectManager:
+    """Nova 34 lets a project's manager list the project's migrations, without hosts.
+    noauth2 gives no manager role, so here a member counts as one."""
+
+    @pytest.fixture(autouse=True)
+    def member_is_manager(self):
+        policy.reset()
+        policy.init(rules={'project_manager_api': 'role:member and project_id:%(project_id)s'})
+        yield
+        policy.reset()
+
+    def test_own_project_only_and_without_hosts(self, app, moves):
+        assert _list(app, token='demo:demo').status_int == 403
+        assert _list(app, '?project_id=proj-a', '2.80', token='demo:demo').status_int == 403
+        found = _list(app, '?project_id=demo', '2.80', token='demo:demo').json['migrations']
+        assert sorted(m['id'] for m in found) == sorted([moves['resize'].id, moves['live'].id])
+        for migration in found:
+            assert migration['project_id'] == 'demo'
+            for key in ('source_compute', 'source_node', 'dest_compute', 'dest_host',
+                        'dest_node'):
+                assert key in migration and migration[key] is None
+        shown = _list(app, '?project_id=demo', '2.80').json['migrations']
+        assert {m['source_compute'] for m in shown} == {'cmp1'}
+
+    def test_a_servers_live_migrations_without_hosts(self, app, moves):
+        path = '/v2.1/servers/%s/migrations' % moves['server']
+        found = call(app, 'GET', path, token='demo:demo', version='2.23').json['migrations']
+        assert [m['id'] for m in found] == [moves['live'].id]
+        assert found[0]['dest_compute'] is None and found[0]['source_compute'] is None
+        assert call(app, 'GET', path + '/%s' % moves['live'].id, token='demo:demo',
+                    version='2.23').status_int == 403

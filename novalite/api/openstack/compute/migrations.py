@@ -57,8 +57,13 @@ class MigrationsController(common.ComputeAPIUser, wsgi.Controller):
     @validation.query_schema(schema.list_query_v280, '2.80')
     def index(self, req: wsgi.Request) -> dict:
         context = req.context
-        context.can(mig_policies.BASE % 'index', {})
+        context.can(mig_policies.BASE % 'index')
         filters = _filters(req)
+        # A project manager lists the own project's migrations only (asked by project_id,
+        # 2.80), and never sees their hosts.
+        if filters.get('project_id') is None or filters['project_id'] != context.project_id:
+            context.can(mig_policies.BASE % 'index:all_projects')
+        with_hosts = context.can(mig_policies.BASE % 'index:host', fatal=False)
         paged = avr.is_supported(req, '2.59')
         if paged:
             limit, marker = common.get_limit_and_marker(req)
@@ -69,4 +74,8 @@ class MigrationsController(common.ComputeAPIUser, wsgi.Controller):
                 raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         else:
             migrations = self.compute_api.get_migrations(context, filters)
-        return self._view_builder.index(req, migrations, paged)
+        body = self._view_builder.index(req, migrations, paged)
+        if not with_hosts:
+            for migration in body['migrations']:
+                view.hide_hosts(migration)
+        return body

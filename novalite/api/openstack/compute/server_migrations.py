@@ -23,11 +23,13 @@ class ServerMigrationsController(common.ComputeAPIUser, wsgi.Controller):
     def index(self, req: wsgi.Request, server_id: str) -> dict:
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)
-        context.can(sm_policies.BASE % 'index', {'project_id': instance.project_id})
+        target = {'project_id': instance.project_id}
+        context.can(sm_policies.BASE % 'index', target)
+        with_hosts = context.can(sm_policies.BASE % 'index:host', target, fatal=False)
         migrations = self.compute_api.get_migrations_in_progress_by_instance(
             context, server_id, LIVE)
-        return {'migrations': [view.ViewBuilder.server_migration(req, m)
-                               for m in migrations]}
+        shown = [view.ViewBuilder.server_migration(req, m) for m in migrations]
+        return {'migrations': shown if with_hosts else [view.hide_hosts(m) for m in shown]}
 
     @wsgi.api_version('2.23')
     @validation.query_schema(empty_query, '2.1', '2.101')

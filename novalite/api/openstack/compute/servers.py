@@ -269,7 +269,7 @@ def _requested_destination(context: Any, server: dict) -> dict:
     host, node = server.get('host'), server.get('hypervisor_hostname')
     if not host and not node:
         return {}
-    context.can(SERVERS % 'create:requested_destination', _own(context))
+    context.can(srv_policies.REQUESTED_DESTINATION, _own(context))
     if host:
         try:
             objects.HostMapping.get_by_host(context, host)
