@@ -204,10 +204,13 @@ class TestUpdate:
         assert resp.status_int == 404
         assert resp.json['itemNotFound']['message'] == 'Unknown action'
 
-    def test_no_update_requested(self, app, deployment):
-        resp = self._put(app, deployment['compute1'].uuid, {'disabled_reason': 'why'})
+    @pytest.mark.parametrize('body', [{}, {'disabled_reason': 'why'}])
+    def test_no_update_requested(self, app, deployment, body):
+        resp = self._put(app, deployment['compute1'].uuid, body)
         assert resp.status_int == 400
-        assert resp.json['badRequest']['message'].startswith('No updates were requested.')
+        assert resp.json['badRequest']['message'] == (
+            "No updates were requested. Fields 'status' or 'forced_down' should be "
+            "specified.")
 
     def test_non_admin_is_forbidden(self, app, cells, deployment):
         compute = deployment['compute1']

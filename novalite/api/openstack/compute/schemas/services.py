@@ -44,6 +44,7 @@ update_v253 = {
         'disabled_reason': {'type': 'string', 'minLength': 1, 'maxLength': 255},
         'forced_down': pt.boolean,
     },
+    # No field is required: an empty body is the controller's 400 ("No updates were
+    # requested"), as in Nova.
     'additionalProperties': False,
-    'minProperties': 1,
 }
