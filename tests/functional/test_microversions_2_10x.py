@@ -300,3 +300,47 @@ def test_pin_needs_2_104_and_a_valid_zone(stack, server):
     assert _pin(stack, server['id'], '').status_code == 400
     assert _pin(stack, server['id'], 7).status_code == 400
     assert _pin(stack, server['id'], None, token=OTHER).status_code == 404
+
+
+# -- query strings as Nova 34 checks them at other versions ----------------------------
+
+def test_instance_actions_query_is_strict_from_2_58(stack, server):
+    path = '/servers/%s/os-instance-actions' % server['id']
+    assert _req(stack, 'GET', path + '?bogus=1', version='2.57').status_code == 200
+    assert "'bogus' was unexpected" in _fault(
+        _req(stack, 'GET', path + '?bogus=1', version='2.58'), 400)
+    assert _req(stack, 'GET', path + '?limit=1&limit=2', version='2.58').status_code == 400
+    assert _req(stack, 'GET', path + '?limit=1', version='2.58').status_code == 200
+
+
+def test_limits_take_no_reserved_parameter(stack):
+    assert _req(stack, 'GET', '/limits?reserved=1', version='2.74').status_code == 200
+    assert "'reserved' was unexpected" in _fault(
+        _req(stack, 'GET', '/limits?reserved=1', version='2.75'), 400)
+
+
+def test_hypervisors_query_is_strict_from_2_53(stack):
+    assert _req(stack, 'GET', '/os-hypervisors?bogus=1', version='2.52').status_code == 200
+    assert _req(stack, 'GET', '/os-hypervisors?bogus=1', version='2.53').status_code == 400
+    assert _req(stack, 'GET', '/os-hypervisors/detail?with_servers=1&with_servers=0',
+                version='2.53').status_code == 400
+    assert _req(stack, 'GET', '/os-hypervisors?limit=0', version='2.33'
+                ).json()['hypervisors'] == []
+
+
+@pytest.mark.parametrize('version', ['2.1', '2.75', LATEST])
+def test_server_list_joined_table_and_underscore_parameters(stack, server, version):
+    for param in ('metadata=x', '_=1'):
+        # Administrators may filter by anything, so Nova tells them these are no filter.
+        assert _fault(_req(stack, 'GET', '/servers?' + param, version=version), 400) == \
+            'Invalid filter field: %s.' % param.split('=')[0]
+        # Others' filters are trimmed to what they may use: these are dropped.
+        listed = _req(stack, 'GET', '/servers/detail?' + param, version=version, token=OWNER)
+        assert listed.status_code == 200, listed.text
+        assert server['id'] in [s['id'] for s in listed.json()['servers']]
+
+
+def test_server_list_regex_filters_must_compile(stack, server):
+    message = _fault(_req(stack, 'GET', '/servers?name=%5B', token=OWNER), 400)
+    assert message.startswith('Invalid input for query parameters name.')
+    assert _req(stack, 'GET', '/servers?name=mv-.*', token=OWNER).status_code == 200

@@ -162,7 +162,9 @@ class SchemaValidator:
                             '%(message)s' if self.is_body else
                             'Invalid input for query parameters %(path)s. Value: %(value)s. '
                             '%(message)s')
-                detail = template % {'path': ex.path.pop(), 'value': ex.instance,
+                # A query parameter's path is (name, index in its list of values).
+                path = ex.path.pop() if self.is_body else ex.path.popleft()
+                detail = template % {'path': path, 'value': ex.instance,
                                      'message': ex.message}
             else:
                 detail = ex.message

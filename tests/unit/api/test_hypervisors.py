@@ -88,7 +88,8 @@ class TestList:
         assert [h['hypervisor_hostname'] for h in rest['hypervisors']] == [
             'cmp2.local', 'other.local']
         assert _get(app, '?marker=999999', version='2.33').status_int == 400
-        assert _get(app, '?limit=0', version='2.33').status_int == 400
+        # Nova's schema takes a limit of 0 (an empty page).
+        assert _get(app, '?limit=0', version='2.33').json['hypervisors'] == []
         # Before 2.33 paging parameters are ignored.
         assert len(_get(app, '?limit=1').json['hypervisors']) == 3
         uuid_page = _get(app, '/detail?marker=%s' % cloud.nodes['cmp2'].uuid,
@@ -109,6 +110,10 @@ class TestList:
         assert _get(app, '?hypervisor_hostname_pattern=cmp&limit=1',
                     version='2.53').status_int == 400
         assert _get(app, '?with_servers=maybe', version='2.53').status_int == 400
+        # From 2.53 (not 2.75) unknown or repeated parameters are a 400, as in Nova.
+        assert _get(app, '?bogus=1', version='2.53').status_int == 400
+        assert _get(app, '?limit=1&limit=2', version='2.53').status_int == 400
+        assert _get(app, '?bogus=1', version='2.52').status_int == 200
         assert _get(app, '?foo=1', version='2.75').status_int == 400
 
     def test_admin_only(self, app, hosts):

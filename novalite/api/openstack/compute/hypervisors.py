@@ -20,6 +20,7 @@ from novalite import exception, objects
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
+from novalite.api.openstack.compute.schemas import empty_query
 from novalite.api.openstack.compute.schemas import hypervisors as schema
 from novalite.api.openstack.compute.views import hypervisors as view
 from novalite.availability_zones import COMPUTE_BINARY
@@ -114,16 +115,16 @@ class HypervisorsController(wsgi.Controller):
 
     # -- lists ---------------------------------------------------------------------
 
+    @validation.query_schema(empty_query, '2.1', '2.32')
     @validation.query_schema(schema.list_query_v233, '2.33', '2.52')
-    @validation.query_schema(schema.list_query_v253, '2.53', '2.74')
-    @validation.query_schema(schema.list_query_v275, '2.75')
+    @validation.query_schema(schema.list_query_v253, '2.53')
     def index(self, req: wsgi.Request) -> dict:
         req.context.can(hv_policies.BASE % 'list', {})
         return self._list(req, detail=False)
 
+    @validation.query_schema(empty_query, '2.1', '2.32')
     @validation.query_schema(schema.list_query_v233, '2.33', '2.52')
-    @validation.query_schema(schema.list_query_v253, '2.53', '2.74')
-    @validation.query_schema(schema.list_query_v275, '2.75')
+    @validation.query_schema(schema.list_query_v253, '2.53')
     def detail(self, req: wsgi.Request) -> dict:
         req.context.can(hv_policies.BASE % 'list-detail', {})
         return self._list(req, detail=True)
@@ -181,8 +182,8 @@ class HypervisorsController(wsgi.Controller):
                 return item
         raise _not_found(id)
 
-    @validation.query_schema(schema.show_query_v253, '2.53', '2.74')
-    @validation.query_schema(schema.show_query_v275, '2.75')
+    @validation.query_schema(empty_query, '2.1', '2.52')
+    @validation.query_schema(schema.show_query_v253, '2.53')
     def show(self, req: wsgi.Request, id: str) -> dict:
         req.context.can(hv_policies.BASE % 'show', {})
         with_servers = avr.is_supported(req, '2.53') and strutils.bool_from_string(

@@ -13,6 +13,7 @@ from oslo_utils import strutils, timeutils
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
+from novalite.api.openstack.compute.schemas.servers import JOINED_TABLE_PARAMS
 from novalite.policies import servers as srv_policies
 
 SERVERS = srv_policies.SERVERS
@@ -64,6 +65,9 @@ def search_options(req: Any, is_detail: bool) -> dict | None:
         params = {k: v for k, v in params.items()
                   if k in allowed or k in ('limit', 'marker', 'sort_key', 'sort_dir',
                                            'project_id')}
+    for key in params:
+        if key in JOINED_TABLE_PARAMS or key.startswith('_'):
+            raise webob.exc.HTTPBadRequest(explanation='Invalid filter field: %s.' % key)
     opts: dict[str, Any] = {k: params[k][-1] for k in _DIRECT if k in params}
     for key in ('power_state', 'progress', 'launch_index'):
         if key in opts:

@@ -3,15 +3,22 @@ from __future__ import annotations
 
 from novalite.api.validation import parameter_types as pt
 
+
+def _single(schema: dict) -> dict:
+    """A query parameter given at most once."""
+    return dict(pt.multi_params(schema), maxItems=1)
+
+
+# 2.58: paging and changes-since, each once; unknown parameters are a 400 from here.
 list_query_params_v258 = {
     'type': 'object',
     'properties': {
-        'limit': pt.multi_params(pt.non_negative_integer),
-        'marker': pt.multi_params({'type': 'string'}),
-        'changes-since': pt.multi_params({'type': 'string', 'format': 'date-time'}),
+        'limit': _single(pt.non_negative_integer),
+        'marker': _single({'type': 'string'}),
+        'changes-since': _single({'type': 'string', 'format': 'date-time'}),
     },
-    'additionalProperties': True,
+    'additionalProperties': False,
 }
 
 list_query_params_v266 = pt.extended(list_query_params_v258, add={
-    'changes-before': pt.multi_params({'type': 'string', 'format': 'date-time'})})
+    'changes-before': _single({'type': 'string', 'format': 'date-time'})})

@@ -8,7 +8,6 @@ index_query = {
     'properties': {
         'tenant_id': pt.multi_params({'type': 'string'}),
         # Accepted and ignored, as Nova does.
-        'reserved': pt.multi_params({'type': 'string'}),
     },
     'additionalProperties': True,
 }
