@@ -1,9 +1,11 @@
 """Pre-caching images on this host by request (``POST /os-aggregates/{id}/images``)."""
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from oslo_log import log as logging
+
+from novalite import context as nl_context
 
 LOG = logging.getLogger(__name__)
 
@@ -15,14 +17,15 @@ ERROR = 'error'
 
 
 class ImageCachingDriver(Protocol):
-    def cache_image(self, context: Any, image_id: str) -> bool: ...
+    def cache_image(self, context: nl_context.RequestContext, image_id: str) -> bool: ...
 
 
 class CachingManager(Protocol):
     driver: ImageCachingDriver
 
 
-def cache_images(mgr: CachingManager, context: Any, image_ids: list[str]) -> dict[str, str]:
+def cache_images(mgr: CachingManager, context: nl_context.RequestContext,
+                 image_ids: list[str]) -> dict[str, str]:
     """Have the driver fetch each image into its cache.
 
     :returns: per image ``cached`` (downloaded now), ``existing`` (there already),

@@ -9,7 +9,7 @@ does with its default ``[image_cache] precache_concurrency`` of 1.
 from __future__ import annotations
 
 import collections
-from typing import Any, Protocol
+from typing import Protocol
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -25,7 +25,7 @@ SKIPPED = 'skipped'
 
 
 class CachingComputeAPI(Protocol):
-    def cache_images(self, context: Any, host: str,
+    def cache_images(self, context: nl_context.RequestContext, host: str,
                      image_ids: list[str]) -> dict[str, str]: ...
 
 
@@ -34,7 +34,8 @@ class Deps(Protocol):
     def compute_rpcapi(self) -> CachingComputeAPI: ...
 
 
-def cache_images(deps: Deps, context: Any, aggregate: Any,
+def cache_images(deps: Deps, context: nl_context.RequestContext,
+                 aggregate: objects.Aggregate,
                  image_ids: list[str]) -> dict[str, dict[str, str]]:
     """:returns: per host, what it answered for each image (``skipped`` for every image
     of a host that is down, unmapped or not a compute host)"""
@@ -50,8 +51,9 @@ def cache_images(deps: Deps, context: Any, aggregate: Any,
     return results
 
 
-def _cache_on_host(deps: Deps, context: Any, servicegroup: servicegroup_api.API,
-                   host: str, image_ids: list[str]) -> dict[str, str]:
+def _cache_on_host(deps: Deps, context: nl_context.RequestContext,
+                   servicegroup: servicegroup_api.API, host: str,
+                   image_ids: list[str]) -> dict[str, str]:
     skipped = dict.fromkeys(image_ids, SKIPPED)
     try:
         cell = objects.HostMapping.get_by_host(context, host).cell_mapping

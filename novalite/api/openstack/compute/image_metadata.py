@@ -7,6 +7,7 @@ from typing import Any
 import webob.exc
 from oslo_serialization import jsonutils
 
+from novalite import context as nl_context
 from novalite import exception, quota
 from novalite.api import validation
 from novalite.api.openstack import wsgi
@@ -18,7 +19,7 @@ from novalite.image import glance
 MAX_IMAGE_META_PROXY_API_VERSION = '2.38'
 
 
-def check_quota(context: Any, metadata: dict[str, Any]) -> None:
+def check_quota(context: nl_context.RequestContext, metadata: dict[str, Any]) -> None:
     """Refuse more properties than the project's ``metadata_items`` quota (403)."""
     if not metadata:
         return
@@ -30,11 +31,11 @@ def check_quota(context: Any, metadata: dict[str, Any]) -> None:
 
 class ImageMetadataController(wsgi.Controller):
 
-    def __init__(self, image_api: Any = None) -> None:
+    def __init__(self, image_api: glance.API | None = None) -> None:
         super().__init__()
         self.image_api = image_api or glance.API()
 
-    def _image(self, context: Any, image_id: str) -> dict[str, Any]:
+    def _image(self, context: nl_context.RequestContext, image_id: str) -> dict[str, Any]:
         try:
             return self.image_api.get(context, image_id)
         except exception.ImageNotAuthorized as exc:
@@ -42,8 +43,8 @@ class ImageMetadataController(wsgi.Controller):
         except exception.ImageNotFound as exc:
             raise webob.exc.HTTPNotFound(explanation='Image not found.') from exc
 
-    def _save(self, context: Any, image: dict[str, Any], metadata: dict[str, Any],
-              check: bool = True) -> dict[str, Any]:
+    def _save(self, context: nl_context.RequestContext, image: dict[str, Any],
+              metadata: dict[str, Any], check: bool = True) -> dict[str, Any]:
         """Write ``metadata`` as the image's whole set of properties."""
         if check:
             check_quota(context, metadata)

@@ -55,7 +55,7 @@ def _int_param(req: wsgi.Request, name: str) -> int | None:
 
 class ImagesController(wsgi.Controller):
 
-    def __init__(self, image_api: Any = None) -> None:
+    def __init__(self, image_api: glance.API | None = None) -> None:
         super().__init__()
         self.image_api = image_api or glance.API()
         self._view_builder = views.ViewBuilder(self.image_api.image_url)
