@@ -300,6 +300,30 @@ def test_server_list_through_volumes_boot_until_2_102(stack, server, version):
     check(stack, 'GET', '/os-volumes_boot/%s' % server, 'servers', 'get_server', version)
 
 
+@pytest.fixture(scope='module')
+def rebuilt(stack, flavor_id):
+    """A server of its own to rebuild, booted into a zone (so pinned)."""
+    created = stack.request('POST', '/servers', version=LATEST, json={'server': {
+        'name': 'schema-rebuild', 'imageRef': stack.image['id'], 'flavorRef': flavor_id,
+        'networks': 'none', 'availability_zone': 'nova'}})
+    assert created.status_code == 202, created.text
+    server_id = created.json()['server']['id']
+    stack.wait_for_status(server_id, ('ACTIVE',))
+    yield server_id
+    stack.request('DELETE', '/servers/%s' % server_id)
+
+
+@pytest.mark.parametrize('version', ['2.96', '2.98', '2.100', LATEST])
+def test_rebuild_shows_the_later_fields(stack, rebuilt, version):
+    body = check(stack, 'POST', '/servers/%s/action' % rebuilt, 'servers',
+                 'rebuild_server_with_admin_pass', version,
+                 {'rebuild': {'imageRef': stack.image['id']}})['server']
+    assert body['pinned_availability_zone'] == 'nova'
+    assert ('properties' in body['image']) == (version != '2.96')
+    assert ('scheduler_hints' in body) == (version in ('2.100', LATEST))
+    stack.wait_for_status(rebuilt, ('ACTIVE',))
+
+
 # -- keypairs, limits, quotas --------------------------------------------------------------
 
 @pytest.mark.parametrize('version', points('keypairs', ceiling=LATEST) + ['2.10', '2.35'])
