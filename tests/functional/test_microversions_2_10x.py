@@ -344,3 +344,13 @@ def test_server_list_regex_filters_must_compile(stack, server):
     message = _fault(_req(stack, 'GET', '/servers?name=%5B', token=OWNER), 400)
     assert message.startswith('Invalid input for query parameters name.')
     assert _req(stack, 'GET', '/servers?name=mv-.*', token=OWNER).status_code == 200
+
+
+def test_flavor_description_up_to_64k(stack, flavor_id):
+    long = 'd' * 65535
+    created = _req(stack, 'POST', '/flavors', json={'flavor': {
+        'name': 'mv.described', 'ram': 64, 'vcpus': 1, 'disk': 0, 'description': long}})
+    assert created.status_code == 200, created.text[:300]
+    assert created.json()['flavor']['description'] == long
+    assert _req(stack, 'PUT', '/flavors/%s' % flavor_id, json={
+        'flavor': {'description': long + 'd'}}).status_code == 400

@@ -34,7 +34,10 @@ create = {
     'additionalProperties': False,
 }
 
-create_v255 = pt.extended(create, 'flavor', add={'description': pt.description})
+# A flavor's description is a TEXT column: up to 64 KiB, not a server's 255 characters.
+_description = dict(pt.description, maxLength=65535)
+
+create_v255 = pt.extended(create, 'flavor', add={'description': _description})
 # 2.102 drops the deprecated rxtx_factor from the API.
 create_v2102 = pt.extended(create_v255, 'flavor', remove=('rxtx_factor',))
 
@@ -43,7 +46,7 @@ update_v255 = {
     'properties': {
         'flavor': {
             'type': 'object',
-            'properties': {'description': pt.description},
+            'properties': {'description': _description},
             'required': ['description'],
             'additionalProperties': False,
         },
