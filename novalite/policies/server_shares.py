@@ -18,13 +18,13 @@ def _rule(name: str, check: str, description: str, method: str, path: str
 
 
 rules = [
-    _rule('index', base.PROJECT_READER_OR_ADMIN, 'List all shares for given server',
+    _rule('index', base.PROJECT_READER_OR_ADMIN, 'List the shares attached to a server.',
           'GET', _PATH),
-    _rule('create', base.PROJECT_MEMBER_OR_ADMIN, 'Attach a share to the specified server',
+    _rule('create', base.PROJECT_MEMBER_OR_ADMIN, 'Attach a Manila share to a server.',
           'POST', _PATH),
-    _rule('show', base.PROJECT_READER_OR_ADMIN, 'Show a share configured for the specified '
-          'server', 'GET', _PATH + '/{share_id}'),
-    _rule('delete', base.PROJECT_MEMBER_OR_ADMIN, 'Detach a share to the specified server',
+    _rule('show', base.PROJECT_READER_OR_ADMIN, 'Show one share attached to a server.',
+          'GET', _PATH + '/{share_id}'),
+    _rule('delete', base.PROJECT_MEMBER_OR_ADMIN, 'Detach a share from a server.',
           'DELETE', _PATH + '/{share_id}'),
 ]
 
