@@ -31,7 +31,7 @@ rules = [
 
 IMAGES = 'compute:aggregates:images'
 rules.append(policy.DocumentedRuleDefault(
-    name=IMAGES, check_str='rule:context_is_admin',
+    name=IMAGES, check_str=base.ADMIN,
     description='Request image caching for an aggregate.',
     operations=[{'method': 'POST', 'path': _ONE + '/images'}], scope_types=['project']))
 
