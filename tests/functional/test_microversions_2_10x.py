@@ -204,6 +204,12 @@ def test_query_parameters_still_ignored_where_nova_ignores_them(stack, query_tar
     assert _req(stack, 'GET', path + '?bogus=1').status_code == 200
 
 
+def test_volume_attachment_show_still_ignores_query_parameters(stack, server):
+    path = '/servers/%s/os-volume_attachments/%s?bogus=1' % (
+        server['id'], '1f3b8c1e-9a53-4b3a-9d4e-0b9f6f1d2a11')
+    assert 'is not attached to volume' in _fault(_req(stack, 'GET', path, token=OWNER), 404)
+
+
 # -- 2.103: /os-volumes_boot ----------------------------------------------------------
 
 def test_volumes_boot_is_servers_until_2_102(stack, server, flavor_id):

@@ -18,7 +18,6 @@ index_query = {
 index_query_v275 = {**index_query, 'additionalProperties': False}
 
 show_query = {'type': 'object', 'properties': {}, 'additionalProperties': True}
-show_query_v2102 = {**show_query, 'additionalProperties': False}
 
 
 def _attachment(properties: dict) -> dict:
