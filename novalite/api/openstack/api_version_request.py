@@ -8,8 +8,10 @@ other version in the range is accepted and behaves like the nearest one below it
 * 2.9  - ``locked`` in the server view
 * 2.19 - server ``description``
 * 2.26 - server ``tags`` in the server view
+* 2.36 - the proxies to Glance (``/images``) and Neutron removed (404)
 * 2.37 - ``networks`` required on server create; "auto" and "none"
 * 2.38 - listing servers with an unknown status is a 400
+* 2.39 - the image metadata proxy (``/images/{id}/metadata``) removed (404)
 * 2.47 - the server view embeds the flavor instead of linking it
 * 2.52 - ``tags`` on server create
 * 2.55 - flavor ``description``
@@ -17,6 +19,7 @@ other version in the range is accepted and behaves like the nearest one below it
 * 2.61 - flavor ``extra_specs`` in the flavor view
 * 2.66 - ``changes-before`` filter on server list
 * 2.75 - unknown query parameters are a 400; flavor ``swap`` is 0, not ""
+* 2.81 - ``POST /os-aggregates/{id}/images``: the aggregate's hosts pre-cache images
 * 2.90 - server ``hostname`` on create
 * 2.94 - the hostname may be a fully qualified domain name
 * 2.96 - ``pinned_availability_zone`` in the server view
@@ -107,8 +110,11 @@ def _as_version(value: APIVersionRequest | str | None) -> APIVersionRequest | No
 
 MIN_VERSION = APIVersionRequest(_MIN)
 MAX_VERSION = APIVersionRequest(_MAX)
-# The last microversion of the proxies to the Networking service (404 from 2.36).
+# The last microversion of the proxies to the Networking and Image services (404
+# from 2.36).
 MAX_PROXY_API_SUPPORT_VERSION = '2.35'
+# The last microversion of the image metadata proxy (404 from 2.39).
+MAX_IMAGE_META_PROXY_API_VERSION = '2.38'
 
 
 def min_api_version() -> APIVersionRequest:

@@ -10,13 +10,11 @@ from oslo_serialization import jsonutils
 from novalite import context as nl_context
 from novalite import exception, quota
 from novalite.api import validation
+from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
 from novalite.api.openstack.compute.schemas import image_metadata as schema
 from novalite.api.openstack.compute.views import images as views
 from novalite.image import glance
-
-# The last microversion that serves the image metadata proxy.
-MAX_IMAGE_META_PROXY_API_VERSION = '2.38'
 
 
 def check_quota(context: nl_context.RequestContext, metadata: dict[str, Any]) -> None:
@@ -58,12 +56,12 @@ class ImageMetadataController(wsgi.Controller):
         except exception.ImageNotFound as exc:
             raise webob.exc.HTTPNotFound(explanation='Image not found.') from exc
 
-    @wsgi.api_version('2.1', MAX_IMAGE_META_PROXY_API_VERSION)
+    @wsgi.api_version('2.1', avr.MAX_IMAGE_META_PROXY_API_VERSION)
     @validation.no_body
     def index(self, req: wsgi.Request, image_id: str) -> dict:
         return {'metadata': views.properties(self._image(req.context, image_id))}
 
-    @wsgi.api_version('2.1', MAX_IMAGE_META_PROXY_API_VERSION)
+    @wsgi.api_version('2.1', avr.MAX_IMAGE_META_PROXY_API_VERSION)
     @validation.no_body
     def show(self, req: wsgi.Request, image_id: str, id: str) -> dict:
         metadata = views.properties(self._image(req.context, image_id))
@@ -71,14 +69,14 @@ class ImageMetadataController(wsgi.Controller):
             raise webob.exc.HTTPNotFound()
         return {'meta': {id: metadata[id]}}
 
-    @wsgi.api_version('2.1', MAX_IMAGE_META_PROXY_API_VERSION)
+    @wsgi.api_version('2.1', avr.MAX_IMAGE_META_PROXY_API_VERSION)
     @validation.schema(schema.create)
     def create(self, req: wsgi.Request, image_id: str, body: dict) -> dict:
         image = self._image(req.context, image_id)
         metadata = dict(views.properties(image), **body['metadata'])
         return {'metadata': views.properties(self._save(req.context, image, metadata))}
 
-    @wsgi.api_version('2.1', MAX_IMAGE_META_PROXY_API_VERSION)
+    @wsgi.api_version('2.1', avr.MAX_IMAGE_META_PROXY_API_VERSION)
     @validation.schema(schema.update)
     def update(self, req: wsgi.Request, image_id: str, id: str, body: dict) -> dict:
         meta = body['meta']
@@ -88,7 +86,7 @@ class ImageMetadataController(wsgi.Controller):
         self._save(req.context, image, dict(views.properties(image), **meta))
         return {'meta': meta}
 
-    @wsgi.api_version('2.1', MAX_IMAGE_META_PROXY_API_VERSION)
+    @wsgi.api_version('2.1', avr.MAX_IMAGE_META_PROXY_API_VERSION)
     @validation.schema(schema.update_all)
     def update_all(self, req: wsgi.Request, image_id: str, body: dict) -> dict:
         image = self._image(req.context, image_id)
@@ -96,7 +94,7 @@ class ImageMetadataController(wsgi.Controller):
         self._save(req.context, image, metadata)
         return {'metadata': metadata}
 
-    @wsgi.api_version('2.1', MAX_IMAGE_META_PROXY_API_VERSION)
+    @wsgi.api_version('2.1', avr.MAX_IMAGE_META_PROXY_API_VERSION)
     @wsgi.response(204)
     @validation.no_body
     def delete(self, req: wsgi.Request, image_id: str, id: str) -> None:
