@@ -3,6 +3,8 @@ below: shares (2.97), volume attach (2.101), flavors and strict query strings (2
 /os-volumes_boot (2.103) and setting a server's pinned availability zone (2.104)."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 ADMIN = 'admin:admin'
@@ -360,3 +362,52 @@ def test_flavor_description_up_to_64k(stack, flavor_id):
     assert created.json()['flavor']['description'] == long
     assert _req(stack, 'PUT', '/flavors/%s' % flavor_id, json={
         'flavor': {'description': long + 'd'}}).status_code == 400
+
+
+def _migrations(stack, server_id):
+    return _req(stack, 'GET', '/os-migrations?instance_uuid=%s' % server_id,
+                version='2.59').json()['migrations']
+
+
+def _wait(predicate, what):
+    deadline = time.monotonic() + 30
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_an_unpinned_server_moves_to_another_zone(stack, flavor_id):
+    server = _boot(stack, flavor_id, 'mv-mover')
+    source = _req(stack, 'GET', '/servers/%s' % server['id']).json()['server'][
+        'OS-EXT-SRV-ATTR:host']
+    target = 'host2' if source == 'host1' else 'host1'
+    aggregates = []
+    try:
+        for host, zone in ((source, 'mv-az-src'), (target, 'mv-az-dst')):
+            aggregate = _req(stack, 'POST', '/os-aggregates', json={'aggregate': {
+                'name': zone, 'availability_zone': zone}}).json()['aggregate']['id']
+            aggregates.append((aggregate, host))
+            assert _req(stack, 'POST', '/os-aggregates/%s/action' % aggregate,
+                        json={'add_host': {'host': host}}).status_code == 200
+        assert _pin(stack, server['id'], 'mv-az-src').status_code == 200
+        # Pinned: the scheduler keeps the server in its zone, so the move finds no host.
+        assert _req(stack, 'POST', '/servers/%s/action' % server['id'],
+                    json={'migrate': None}).status_code == 202
+        _wait(lambda: [m['status'] for m in _migrations(stack, server['id'])] == ['error'],
+              'the pinned move did not fail')
+        stack.wait_for_status(server['id'], ('ACTIVE',))
+        assert _pin(stack, server['id'], None).status_code == 200
+        assert _req(stack, 'POST', '/servers/%s/action' % server['id'],
+                    json={'migrate': None}).status_code == 202
+        moved = stack.wait_for_status(server['id'], ('VERIFY_RESIZE',))
+        assert moved['OS-EXT-SRV-ATTR:host'] == target
+        assert _req(stack, 'POST', '/servers/%s/action' % server['id'],
+                    json={'confirmResize': None}).status_code == 204
+        stack.wait_for_status(server['id'], ('ACTIVE',))
+    finally:
+        _req(stack, 'DELETE', '/servers/%s' % server['id'])
+        stack.wait_for_deleted(server['id'])
+        for aggregate, host in aggregates:
+            _req(stack, 'POST', '/os-aggregates/%s/action' % aggregate,
+                 json={'remove_host': {'host': host}})
+            _req(stack, 'DELETE', '/os-aggregates/%s' % aggregate)
