@@ -6,9 +6,9 @@ from typing import Any
 
 MAX_INT = 2147483647
 
-_TRUE = [True, 'True', 'TRUE', 'true', '1', 'ON', 'On', 'on', 'YES', 'Yes', 'yes', 'y', 't']
-_FALSE = [False, 'False', 'FALSE', 'false', '0', 'OFF', 'Off', 'off', 'NO', 'No', 'no', 'n',
-          'f']
+# Nova's spellings, no more: strutils would take 'y' or 't' too, Nova's schema does not.
+_TRUE = [True, 'True', 'TRUE', 'true', '1', 'ON', 'On', 'on', 'YES', 'Yes', 'yes']
+_FALSE = [False, 'False', 'FALSE', 'false', '0', 'OFF', 'Off', 'off', 'NO', 'No', 'no']
 
 boolean = {'type': ['boolean', 'string'], 'enum': _TRUE + _FALSE}
 
@@ -26,10 +26,16 @@ description = {'type': ['string', 'null'], 'minLength': 0, 'maxLength': 255,
 
 uuid = {'type': 'string', 'format': 'uuid'}
 
+# A host name as the move actions and aggregates take it (Nova's fqdn).
+hostname = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+            'pattern': '^[a-zA-Z0-9-._]*$'}
+
 # An id, or a URL whose last path segment is the id.
 resource_ref = {'type': ['string', 'integer'], 'minLength': 1, 'maxLength': 1024}
 
-image_ref = {'type': 'string', 'maxLength': 1024}
+# An image by its id (Nova 34 takes no image URL); empty on create means boot from volume.
+image_ref = {'type': 'string', 'format': 'uuid'}
+image_ref_or_empty = {'oneOf': [image_ref, {'type': 'string', 'maxLength': 0}]}
 
 metadata = {
     'type': 'object',

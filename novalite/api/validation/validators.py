@@ -64,6 +64,18 @@ def _is_name(instance: Any) -> bool:
                             "printable characters. Can not start or end with whitespace.")
 
 
+@format_checker.checks('name_with_leading_trailing_spaces', raises=_NameError)
+def _is_name_with_spaces(instance: Any) -> bool:
+    """Printable with one non-space character at least; spaces at the ends allowed (the
+    API strips them): Nova's format of an aggregate's new name."""
+    if not isinstance(instance, str):
+        return True
+    if _printable(instance) and instance.strip():
+        return True
+    raise _NameError(detail="An invalid 'name' value was provided. The name must be: "
+                            "printable characters with at least one non space character")
+
+
 @format_checker.checks('date-time')
 def _is_date_time(instance: Any) -> bool:
     from oslo_utils import timeutils

@@ -175,10 +175,15 @@ class TestQuotaClasses:
         assert gold.json['quota_class_set']['cores'] == 99
         assert call(app, 'GET', '/v2.1/os-quota-sets/demo').json['quota_set']['cores'] == 20
 
-    def test_group_quotas_need_2_50_and_admin(self, app, cloud):
+    def test_group_quotas_are_taken_before_2_50_shown_from_it_admin_only(self, app, cloud):
+        # Nova's schema below 2.50 takes server_groups (stored); only the view hides it.
         body = {'quota_class_set': {'server_groups': 2}}
-        assert call(app, 'PUT', '/v2.1/os-quota-class-sets/default', body,
-                    token=ADMIN).status_int == 400
+        resp = call(app, 'PUT', '/v2.1/os-quota-class-sets/default', body, token=ADMIN)
+        assert resp.status_int == 200
+        assert 'server_groups' not in resp.json['quota_class_set']
+        shown = call(app, 'GET', '/v2.1/os-quota-class-sets/default', token=ADMIN,
+                     version='2.50').json['quota_class_set']
+        assert shown['server_groups'] == 2
         assert call(app, 'PUT', '/v2.1/os-quota-class-sets/default', body,
                     version='2.50').status_int == 403
         assert call(app, 'GET', '/v2.1/os-quota-class-sets/default').status_int == 403

@@ -60,13 +60,16 @@ class TestCreate:
         assert (args['min_count'], args['max_count']) == (1, 1)
         assert args['requested_networks'] is None
 
-    def test_refs_may_be_urls(self, app, compute):
+    def test_the_flavor_may_be_a_url_the_image_is_a_uuid(self, app, compute):
         resp = call(app, 'POST', '/v2.1/servers', _body(
-            imageRef='http://glance/v2/images/%s' % IMAGE,
             flavorRef='http://localhost/v2.1/flavors/1'))
         assert resp.status_int == 202
         (args,) = _creates(compute)
         assert (args['image_href'], args['flavor'].flavorid) == (IMAGE, '1')
+        # Nova 34's schema takes an image id only (or '' to boot from a volume).
+        resp = call(app, 'POST', '/v2.1/servers', _body(
+            imageRef='http://glance/v2/images/%s' % IMAGE))
+        assert resp.status_int == 400
 
     def test_all_fields_are_passed_on(self, app, compute):
         user_data = base64.b64encode(b'#!/bin/sh\n').decode()

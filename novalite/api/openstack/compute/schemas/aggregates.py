@@ -1,12 +1,16 @@
 """Schemas of the os-aggregates API: create, update and the three actions."""
 from __future__ import annotations
 
+from novalite.api.validation import parameter_types as pt
+
 # Zone names may not hold ':' (``zone:host:node`` is how admins pick a host).
 az_name = {'type': 'string', 'minLength': 1, 'maxLength': 255, 'pattern': '^[^:]*$',
            'format': 'name'}
 az_name_or_null = {'oneOf': [az_name, {'type': 'null'}]}
 
 _name = {'type': 'string', 'minLength': 1, 'maxLength': 255, 'format': 'name'}
+# A new name may carry spaces at its ends (stripped), as in Nova.
+_new_name = dict(_name, format='name_with_leading_trailing_spaces')
 
 create = {
     'type': 'object',
@@ -27,7 +31,7 @@ update = {
     'properties': {
         'aggregate': {
             'type': 'object',
-            'properties': {'name': _name, 'availability_zone': az_name_or_null},
+            'properties': {'name': _new_name, 'availability_zone': az_name_or_null},
             'additionalProperties': False,
             'anyOf': [{'required': ['name']}, {'required': ['availability_zone']}],
         },
@@ -36,7 +40,7 @@ update = {
     'additionalProperties': False,
 }
 
-_host = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+_host = pt.hostname
 
 add_host = {
     'type': 'object',
@@ -77,7 +81,7 @@ set_metadata = {
                 'metadata': {
                     'type': 'object',
                     'patternProperties': {
-                        '^[a-zA-Z0-9-_:. /]{1,255}$': _metadata_value,
+                        '^[a-zA-Z0-9-_:. ]{1,255}$': _metadata_value,
                     },
                     'additionalProperties': False,
                     'properties': {'availability_zone': {

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 _KEY = '^[a-zA-Z0-9-_:. ]{1,255}$'
-_VALUE = {'type': ['string', 'number', 'boolean'], 'minLength': 0, 'maxLength': 255}
+# Strings and numbers, as Nova (a JSON boolean is refused: write "true").
+_VALUE = {'type': ['string', 'number'], 'minLength': 0, 'maxLength': 255}
 
 _specs = {
     'type': 'object',

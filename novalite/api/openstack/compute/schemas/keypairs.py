@@ -26,7 +26,7 @@ create_v22 = pt.extended(create, 'keypair', add={
     'type': {'type': 'string', 'enum': ['ssh', 'x509']}})
 
 create_v210 = pt.extended(create_v22, 'keypair', add={
-    'user_id': {'type': 'string', 'minLength': 1, 'maxLength': 255}})
+    'user_id': {'type': 'string'}})
 
 # From 2.92 the server never generates a key pair: the public key is required.
 create_v292 = pt.extended(create_v210, 'keypair', add={'name': _name_v292},

@@ -29,12 +29,12 @@ resize = _action('resize', _object({
     'flavorRef': pt.resource_ref,
     'OS-DCF:diskConfig': {'type': 'string', 'enum': ['AUTO', 'MANUAL']},
 }, ['flavorRef']))
-confirm_resize = _action('confirmResize', {'type': 'null'})
-revert_resize = _action('revertResize', {'type': 'null'})
+# Any value, as Nova: clients send null, {} or anything else.
+confirm_resize = _action('confirmResize', {})
+revert_resize = _action('revertResize', {})
 
 # Any value: the handler checks it against the schema of the request's microversion.
 migrate_any = _action('migrate', {})
-migrate = _action('migrate', {'type': 'null'})
 migrate_v256 = _action('migrate', _object({'host': _host_or_none}, nullable=True))
 
 migrate_live_any = _action('os-migrateLive', {})
@@ -42,8 +42,7 @@ migrate_live = _action('os-migrateLive', _object({
     'block_migration': pt.boolean, 'disk_over_commit': pt.boolean,
     'host': _host_or_none}, ['block_migration', 'disk_over_commit', 'host']))
 migrate_live_v225 = _action('os-migrateLive', _object({
-    'block_migration': {'type': ['boolean', 'string'],
-                        'enum': [True, False, 'auto', 'True', 'False', 'true', 'false']},
+    'block_migration': {'type': ['boolean', 'string'], 'enum': [*pt.boolean['enum'], 'auto']},
     'host': _host_or_none}, ['block_migration', 'host']))
 migrate_live_v230 = _action('os-migrateLive', _object({
     'block_migration': migrate_live_v225['properties']['os-migrateLive']['properties'][

@@ -1,6 +1,8 @@
 """Schemas of the rescue and unrescue server actions."""
 from __future__ import annotations
 
+from novalite.api.validation import parameter_types as pt
+
 rescue = {
     'type': 'object',
     'properties': {
@@ -8,7 +10,7 @@ rescue = {
             'type': ['object', 'null'],
             'properties': {
                 'adminPass': {'type': 'string'},
-                'rescue_image_ref': {'type': 'string'},
+                'rescue_image_ref': pt.uuid,
             },
             'additionalProperties': False,
         },

@@ -60,12 +60,11 @@ server_sg_index_query_v2102 = dict(show_query, additionalProperties=False)
 
 
 def _action(name: str) -> dict:
-    # A missing or blank name gets Nova's own messages from the action handler.
     return {'type': 'object',
             'properties': {name: {'type': 'object',
-                                  'properties': {'name': {'type': 'string'}},
-                                  'additionalProperties': True}},
-            'required': [name], 'additionalProperties': False}
+                                  'properties': {'name': {'type': 'string', 'minLength': 1}},
+                                  'required': ['name'], 'additionalProperties': False}},
+            'required': [name], 'additionalProperties': True}
 
 
 add_security_group = _action('addSecurityGroup')

@@ -10,6 +10,5 @@ update_all = {
     'additionalProperties': False,
 }
 
-# PUT /servers/{id}/tags/{tag} carries the tag in its URL: no body, or an empty object.
-update = {'anyOf': [{'type': 'object', 'properties': {}, 'additionalProperties': False},
-                    {'type': 'null'}]}
+# PUT /servers/{id}/tags/{tag} carries the tag in its URL: no body, as Nova.
+update = {'type': 'null'}

@@ -80,7 +80,7 @@ _security_groups = {
     'type': 'array',
     'items': {
         'type': 'object',
-        'properties': {'name': {'type': 'string', 'minLength': 1, 'maxLength': 255}},
+        'properties': {'name': pt.name},
         'additionalProperties': False,
     },
 }
@@ -92,7 +92,7 @@ create = {
             'type': 'object',
             'properties': {
                 'name': pt.name,
-                'imageRef': pt.image_ref,
+                'imageRef': pt.image_ref_or_empty,
                 'flavorRef': pt.resource_ref,
                 'adminPass': {'type': 'string'},
                 'metadata': pt.metadata,
@@ -100,7 +100,7 @@ create = {
                 'min_count': pt.positive_integer,
                 'max_count': pt.positive_integer,
                 'return_reservation_id': pt.boolean,
-                'key_name': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+                'key_name': pt.name,
                 'user_data': {'type': 'string', 'format': 'base64', 'maxLength': 65535},
                 'availability_zone': pt.name,
                 'accessIPv4': pt.ipv4,
@@ -126,13 +126,18 @@ create_v219 = pt.extended(create, 'server', add={'description': pt.description})
 create_v232 = pt.extended(create_v219, 'server', add={
     'networks': {'type': 'array', 'items': _tagged_network}})
 
+# From 2.37 a network's uuid must be a uuid.
+_network_v237 = {**_network, 'properties': {**_network['properties'], 'uuid': pt.uuid}}
+_tagged_network_v237 = {**_tagged_network,
+                        'properties': {**_tagged_network['properties'], 'uuid': pt.uuid}}
+
 create_v237 = pt.extended(create_v219, 'server', add={'networks': {'oneOf': [
-    {'type': 'array', 'items': _network},
+    {'type': 'array', 'items': _network_v237},
     {'type': 'string', 'enum': ['none', 'auto']},
 ]}}, required=('networks',))
 
 create_v242 = pt.extended(create_v237, 'server', add={'networks': {'oneOf': [
-    {'type': 'array', 'items': _tagged_network},
+    {'type': 'array', 'items': _tagged_network_v237},
     {'type': 'string', 'enum': ['none', 'auto']},
 ]}})
 
@@ -148,13 +153,12 @@ create_v263 = pt.extended(create_v257, 'server', add={'trusted_image_certificate
 
 # 2.74: a host and/or hypervisor for administrators, checked by the scheduler.
 create_v274 = pt.extended(create_v263, 'server', add={
-    'host': {'type': 'string', 'minLength': 1, 'maxLength': 255},
-    'hypervisor_hostname': {'type': 'string', 'minLength': 1, 'maxLength': 255}})
+    'host': pt.hostname, 'hypervisor_hostname': pt.hostname})
 
 _hostname = {'type': 'string', 'minLength': 2, 'maxLength': 63,
              'pattern': '^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$'}
-_hostname_v294 = {'type': 'string', 'minLength': 2, 'maxLength': 255,
-                  'pattern': r'^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$'}
+# 2.94: an FQDN, checked as loosely as Nova does (underscores, dots, dashes anywhere).
+_hostname_v294 = pt.hostname
 
 create_v290 = pt.extended(create_v274, 'server', add={'hostname': _hostname})
 
