@@ -131,3 +131,19 @@ def _valid(schema: dict, body: Any) -> bool:
 ])
 def test_schemas_as_nova_34(schema, body, ok):
     assert _valid(schema, body) is ok
+
+
+
+@pytest.mark.parametrize('version, code', [('2.31', 400), ('2.32', 202), ('2.35', 202),
+                                           ('2.36', 202), ('2.37', 400)])
+def test_network_tags_from_2_32_to_2_36(api_db, version, code):
+    from novalite.api.openstack.compute import servers as servers_api
+    from tests.unit.api.conftest import make_flavor
+    make_flavor('1', 'm1.tiny')
+    router = routes.APIRouterV21({'servers': servers_api.ServersController(_MovesDouble())})
+    app = urlmap.URLMap({}, {'/v2.1': faults.FaultWrapper(auth.NoAuthMiddleware(router))})
+    # 2.37 wants a uuid for the network (and refuses the tag until 2.42).
+    body = {'server': {'name': 'a', 'flavorRef': '1', 'imageRef': '',
+                       'networks': [{'uuid': 'net-a', 'tag': 't'}]}}
+    resp = call(app, 'POST', '/v2.1/servers', body, version=version)
+    assert resp.status_int == code, resp.body

@@ -123,6 +123,7 @@ create = {
 
 create_v219 = pt.extended(create, 'server', add={'description': pt.description})
 
+# 2.32 to 2.36: networks may carry a tag (Nova's create_v232 and create_v233).
 create_v232 = pt.extended(create_v219, 'server', add={
     'networks': {'type': 'array', 'items': _tagged_network}})
 
