@@ -187,3 +187,18 @@ def test_version_documents_match_tempests_schemas(stack):
     for url in (_root(stack) + '/v2/', _root(stack) + '/v2.1/'):
         shown = requests.get(url, timeout=10).json()
         jsonschema.validate(shown, tempest_versions.get_one_version['response_body'])
+
+
+def test_v2_drops_unknown_keys_of_action_bodies(stack, flavor):
+    body = {'server': {'name': 'legacy-vm', 'imageRef': stack.image['id'],
+                       'flavorRef': flavor, 'networks': 'none'}}
+    server = stack.request('POST', '/servers', version='2.37', json=body).json()['server']
+    try:
+        stack.wait_for_status(server['id'], ('ACTIVE',))
+        action = {'reboot': {'type': 'SOFT', 'unknown': 1}}
+        path = '/servers/%s/action' % server['id']
+        assert stack.request('POST', path, json=action).status_code == 400
+        assert _v2(stack, 'POST', path, json=action).status_code == 202
+    finally:
+        stack.request('DELETE', '/servers/%s' % server['id'])
+        stack.wait_for_deleted(server['id'])

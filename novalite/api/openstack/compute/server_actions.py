@@ -78,6 +78,10 @@ class ServerActionsController(common.ComputeAPIUser, wsgi.Controller):
                 if key in self._actions:
                     raise ValueError('server action %s is defined twice' % key)
                 self._actions[key] = (name, validators.SchemaValidator(body_schema), handler)
+        # Through /v2 unknown keys of an action's body are dropped, as Nova's v2.0 mode.
+        self._legacy_v2 = {key: validators.SchemaValidator(checker.validator.schema,
+                                                           legacy_v2=True)
+                           for key, (_name, checker, _handler) in self._actions.items()}
 
     @validation.schema(schema.action)
     def action(self, req: wsgi.Request, id: str, body: dict) -> Any:
@@ -85,7 +89,7 @@ class ServerActionsController(common.ComputeAPIUser, wsgi.Controller):
         if key not in self._actions:
             raise webob.exc.HTTPBadRequest(explanation='There is no such action: %s' % key)
         name, checker, handler = self._actions[key]
-        checker.validate(body)
+        (self._legacy_v2[key] if req.is_legacy_v2() else checker).validate(body)
         instance = common.get_instance(self.compute_api, req.context, id)
         try:
             return handler(req, instance, body[key])
