@@ -122,3 +122,20 @@ def test_pin_and_unpin_the_availability_zone_at_2_104(stack, vm):
     unpinned = pin(None)
     assert unpinned.status_code == 200, unpinned.text
     assert _osc(stack, '2.104', 'server', 'show', vm)['pinned_availability_zone'] is None
+
+
+def test_server_set_and_unset_pinned_zone_with_openstackclient(stack, vm):
+    zone = _osc(stack, '2.104', 'server', 'show', vm)['OS-EXT-AZ:availability_zone']
+    _osc(stack, '2.104', 'server', 'set', '--pinned-availability-zone', zone, vm,
+         fmt_json=False)
+    assert _osc(stack, '2.104', 'server', 'show', vm)['pinned_availability_zone'] == zone
+    with pytest.raises(clients.CommandFailed) as failed:
+        _osc(stack, '2.104', 'server', 'set', '--pinned-availability-zone', 'mv-nowhere',
+             vm, fmt_json=False)
+    assert 'Cannot change pinned availability zone directly' in failed.value.result.stderr
+    _osc(stack, '2.104', 'server', 'unset', '--pinned-availability-zone', vm,
+         fmt_json=False)
+    assert _osc(stack, '2.104', 'server', 'show', vm)['pinned_availability_zone'] is None
+    with pytest.raises(clients.CommandFailed):
+        _osc(stack, '2.103', 'server', 'set', '--pinned-availability-zone', zone, vm,
+             fmt_json=False)
