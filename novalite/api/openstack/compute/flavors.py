@@ -82,7 +82,7 @@ class FlavorsController(wsgi.Controller):
         min_disk = _int_filter(req, 'minDisk')
         if min_disk is not None:
             filters['min_root_gb'] = min_disk
-        # Below 2.102 the query schema has already dropped ``name``.
+        # ``name`` reaches here from 2.102 only: dropped before 2.75, refused until 2.102.
         if 'name' in req.GET:
             filters['name'] = req.GET['name']
         limit, marker = common.get_limit_and_marker(req)
