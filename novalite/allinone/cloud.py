@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import os_service_types
 import yaml
 
 from novalite import context as nl_context
@@ -40,10 +41,35 @@ def ensure_flavors() -> list[str]:
     return created
 
 
+# The services a cloud of novalite answers for (the network when Neutron runs).
+SERVED = ('compute', 'image', 'placement', 'identity')
+
+
+def disabled_services(served: tuple[str, ...], runner: str = 'novalite-all'
+                      ) -> dict[str, Any]:
+    """clouds.yaml keys that turn off every official service type not in ``served``.
+
+    The admin_token plugin answers one endpoint for any service: without these, a
+    client looking for, say, Cinder would call the compute API and read its 404. This
+    way openstacksdk and openstackclient say the service is not there, and why.
+    """
+    keys: dict[str, Any] = {}
+    for service in os_service_types.ServiceTypes().services:
+        service_type = service['service_type']
+        if service_type in served:
+            continue
+        key = service_type.replace('-', '_')
+        keys['has_' + key] = False
+        keys[key + '_disabled_reason'] = '%s runs no %s service (%s)' % (
+            runner, service_type, service.get('project', 'none'))
+    return keys
+
+
 def clouds_config(compute_url: str, image_url: str, placement_url: str,
                   network_url: str | None = None) -> dict[str, Any]:
     """The ``clouds.yaml`` content: cloud ``novalite``, admin token, endpoint overrides;
-    with ``network_url``, Neutron's too (it runs with noauth and ignores the token).
+    with ``network_url``, Neutron's too (it runs with noauth and ignores the token);
+    every other service type turned off.
 
     openstackclient insists on an identity endpoint even with ``admin_token``; any URL
     that serves a version document will do, and the compute endpoint does.
@@ -59,6 +85,7 @@ def clouds_config(compute_url: str, image_url: str, placement_url: str,
     }
     if network_url:
         cloud['network_endpoint_override'] = network_url
+    cloud.update(disabled_services(SERVED + (('network',) if network_url else ())))
     return {'clouds': {CLOUD_NAME: cloud}}
 
 

@@ -54,13 +54,17 @@ class Stack:
     :param compute_hosts: one compute service (fake driver) per name.
     :param api_port: the API's port on ``api_host``; 0 lets the OS pick one.
     :param overrides: ``{(group, option): value}`` applied over the stack's settings.
+    :param config_files: novalite.conf files read first, for every service of the
+        stack; the stack's settings (databases, transport, auth) win over them.
     """
 
     def __init__(self, state_dir: str, glance_url: str,
                  compute_hosts: tuple[str, ...] = ('compute1',), api_host: str = '127.0.0.1',
                  api_port: int = 0, overrides: Settings | None = None,
-                 driver_factory: Callable[[str], Any] | None = None) -> None:
+                 driver_factory: Callable[[str], Any] | None = None,
+                 config_files: tuple[str, ...] = ()) -> None:
         self.state_dir = os.path.abspath(state_dir)
+        self.config_files = tuple(os.path.abspath(path) for path in config_files)
         self.glance_url = glance_url
         self.compute_hosts = compute_hosts
         self.api_host = api_host
@@ -100,7 +104,7 @@ class Stack:
         """Parse ``CONF`` with no files and apply the settings (before logging is set up,
         so novalite-all can add its own; ``start()`` calls it if nobody did)."""
         os.makedirs(self.state_dir, exist_ok=True)
-        CONF([], project='novalite', default_config_files=[])
+        CONF([], project='novalite', default_config_files=list(self.config_files))
         # Options that exist only once oslo.messaging and keystoneauth's admin_token
         # plugin have registered them.
         messaging.get_rpc_transport(CONF, url=TRANSPORT_URL).cleanup()

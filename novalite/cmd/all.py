@@ -113,12 +113,21 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
                              '(default: 1).')
     parser.add_argument('--no-network', dest='network', action='store_false',
                         help='Run without Neutron: servers boot with no network.')
+    parser.add_argument('--config-file', dest='config_files', action='append', default=[],
+                        metavar='FILE',
+                        help='A novalite.conf file for every service (repeatable; later '
+                             'files win), e.g. [DEFAULT] reclaim_instance_interval to try '
+                             "soft delete. novalite-all's own settings (databases, "
+                             'transport, auth, endpoints) win over it.')
     parser.add_argument('--neutron-db-server', default=network.DB_SERVER, metavar='URL',
                         help='The MariaDB server that keeps Neutron\'s database, as an '
                              'SQLAlchemy URL (default: %(default)s).')
     args = parser.parse_args(argv)
     if args.computes < 1:
         parser.error('--computes must be at least 1')
+    for path in args.config_files:
+        if not os.path.isfile(path):
+            parser.error('--config-file %s: no such file' % path)
     return args
 
 
@@ -227,6 +236,10 @@ def _usage(stack: Stack, glance: GlanceProcess, neutron: AllInOneNeutron | None,
         '  Image        %s;  flavors %s' % (cloud.IMAGE_NAME,
                                             ', '.join(f[0] for f in cloud.FLAVORS)),
         '  Log          %s' % log_file,
+    ]
+    if stack.config_files:
+        lines.append('  Config       %s' % ', '.join(stack.config_files))
+    lines += [
         'Use it:',
         '  export OS_CLIENT_CONFIG_FILE=%s' % clouds_yaml,
         '  openstack --os-cloud %s server create --image %s --flavor m1.nano %s '
@@ -263,7 +276,7 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         from novalite.allinone.stack import Stack  # about a second of imports
         overrides = {('neutron', 'endpoint_override'): neutron.url} if neutron else {}
         stack = Stack(state_dir, glance.url, api_port=args.port, compute_hosts=hosts,
-                      overrides=overrides)
+                      overrides=overrides, config_files=tuple(args.config_files))
         stack.configure()
         log_file = _setup_logging(state_dir)
         signals.check()

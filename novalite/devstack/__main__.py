@@ -6,6 +6,7 @@ then tears everything down; ``down`` removes a stack whose ``up`` was killed.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -20,7 +21,7 @@ def _up(args: argparse.Namespace) -> int:
     stack = devstack.Stack(args.state_dir, backend=args.db, conf=conf,
                            computes=tuple(args.compute), auth=args.auth,
                            placement_isolation=args.placement_isolation,
-                           network=args.network)
+                           network=args.network, config_files=tuple(args.config_file))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -78,8 +79,14 @@ def main(argv: list[str] | None = None) -> int:
                              'default (REPEATABLE READ) or read-committed, which spares '
                              "concurrent claims the deadlocks of Placement's allocation "
                              'writes (docs/deployment.md).')
+    parser.add_argument('--config-file', action='append', default=[], metavar='FILE',
+                        help='A novalite.conf file given to every daemon after its own '
+                             '(repeatable; its options win), e.g. to try soft delete.')
     args = parser.parse_args(argv)
     args.compute = args.compute or ['hostA', 'hostB']
+    for path in args.config_file:
+        if not os.path.isfile(path):
+            parser.error('--config-file %s: no such file' % path)
     return _up(args) if args.action == 'up' else _down(args)
 
 

@@ -5,6 +5,7 @@ from typing import Any
 
 import yaml
 
+from novalite.allinone import cloud as allinone_cloud
 from novalite.devstack.keystone import USERS
 
 Sections = dict[str, dict[str, Any]]
@@ -83,6 +84,9 @@ def clouds_yaml(path: str, api_url: str, glance_url: str, placement_url: str,
     }
     if network_url:
         cloud['network_endpoint_override'] = network_url
+    cloud.update(allinone_cloud.disabled_services(
+        allinone_cloud.SERVED + (('network',) if network_url else ()),
+        runner='this novalite stack'))
     with open(path, 'w') as out:
         yaml.safe_dump({'clouds': {'novalite': cloud}}, out, default_flow_style=False)
 

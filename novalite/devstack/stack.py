@@ -71,6 +71,8 @@ class Stack:
         events as that user
     :param netns_computes: with ``network``, run each compute whose chassis has a
         network namespace inside it (see the module docstring)
+    :param config_files: more novalite.conf files, given to every daemon after its own
+        (``--config-file`` again: their options win over the stack's)
     :param before_daemons: called with the stack once everything the novalite daemons
         use runs (the network environment too) and their config files are written,
         just before they start: e.g. to start a hypervisor in a host's namespace
@@ -84,7 +86,8 @@ class Stack:
                  auth: str = 'noauth2', placement_gunicorn: tuple[int, int] = (1, 8),
                  placement_isolation: str = 'default', network: bool = False,
                  netns_computes: bool = False,
-                 before_daemons: Callable[[Stack], None] | None = None) -> None:
+                 before_daemons: Callable[[Stack], None] | None = None,
+                 config_files: tuple[str, ...] = ()) -> None:
         """:param placement_gunicorn: Placement's (workers, threads per worker).
         :param placement_isolation: Placement's transaction isolation on MySQL/MariaDB,
             a key of ``placement.ISOLATIONS``.
@@ -107,6 +110,7 @@ class Stack:
         self.backend = backend
         self.computes = computes
         self.extra_conf = conf or {}
+        self.config_files = tuple(os.path.abspath(path) for path in config_files)
         self.host_conf = host_conf or {}
         self.name = name or PREFIX + uuid.uuid4().hex[:10]
         self.bin_dir = bin_dir or os.path.join(sys.prefix, 'bin')
@@ -282,6 +286,8 @@ class Stack:
         names = ('api', *self._compute_names(), *reversed(CONTROLLER_DAEMONS))
         for name in names:
             argv = process.unit_command(self._unit(name), self.bin_dir, self.conf_file(name))
+            for path in self.config_files:
+                argv += ['--config-file', path]
             netns = self.compute_netns(name)
             self.daemons[name] = process.Process(
                 name, argv if netns is None else ['ip', 'netns', 'exec', netns, *argv],
