@@ -33,12 +33,15 @@ USERS: dict[str, tuple[str, str, str]] = {
     'alice': ('alice-secret', 'alpha', 'member'),
     'bob': ('bob-secret', 'beta', 'member'),
     'rita': ('rita-secret', 'alpha', 'reader'),
+    'mara': ('mara-secret', 'alpha', 'member'),
 }
 # Roles beyond ``USERS``' one, in the same project. The service users also get the
 # ``service`` role, as Nova's deployments give them: Neutron's default policies let only
 # it write some port fields (``binding:profile``), and novalite's policy takes it for
 # ``os-server-external-events``.
-EXTRA_ROLES: dict[str, tuple[str, ...]] = {'nova': ('service',), 'neutron': ('service',)}
+# ``mara`` is alpha's project manager too (Nova 34's manager role: moves, migrations).
+EXTRA_ROLES: dict[str, tuple[str, ...]] = {'nova': ('service',), 'neutron': ('service',),
+                                           'mara': ('manager',)}
 # The WSGI module gunicorn serves: Keystone parses sys.argv (gunicorn's) at import.
 _WSGI_SHIM = ('"""Keystone\'s WSGI application, with gunicorn\'s arguments hidden from it."""\n'
               'import sys\n\nsys.argv = sys.argv[:1]\n'
