@@ -353,25 +353,6 @@ DELIBERATE: dict[str, str] = {}
 
 # Nova 34 rules novalite does not register: their APIs are not served (yet).
 NOT_SERVED = frozenset({
-    # APIs being added beside this test (issue 19): checked as soon as registered
-    'os_compute_api:os-hosts:list',
-    'os_compute_api:os-hosts:show',
-    'os_compute_api:os-hosts:update',
-    'os_compute_api:os-hosts:reboot',
-    'os_compute_api:os-hosts:shutdown',
-    'os_compute_api:os-hosts:start',
-    'os_compute_api:os-instance-usage-audit-log:list',
-    'os_compute_api:os-instance-usage-audit-log:show',
-    'os_compute_api:os-server-password:show',
-    'os_compute_api:os-server-password:clear',
-    'compute:server:topology:index',
-    'compute:server:topology:host:index',
-    'os_compute_api:os-volumes-attachments:index',
-    'os_compute_api:os-volumes-attachments:create',
-    'os_compute_api:os-volumes-attachments:show',
-    'os_compute_api:os-volumes-attachments:update',
-    'os_compute_api:os-volumes-attachments:swap',
-    'os_compute_api:os-volumes-attachments:delete',
     # volumes and volume snapshots (no Cinder in novalite yet)
     'os_compute_api:os-assisted-volume-snapshots:create',
     'os_compute_api:os-assisted-volume-snapshots:delete',
@@ -386,11 +367,6 @@ NOT_SERVED = frozenset({
     'os_compute_api:os-volumes:snapshots:list',
     'os_compute_api:os-volumes:snapshots:show',
     'os_compute_api:servers:create:attach_volume',
-    # server shares (virtiofs, 2.97)
-    'os_compute_api:os-server-shares:create',
-    'os_compute_api:os-server-shares:delete',
-    'os_compute_api:os-server-shares:index',
-    'os_compute_api:os-server-shares:show',
     # consoles (remote consoles, console auth tokens)
     'os_compute_api:os-console-auth-tokens',
     'os_compute_api:os-remote-consoles',
@@ -402,7 +378,6 @@ NOT_SERVED = frozenset({
     'os_compute_api:servers:migrations:delete',
     'os_compute_api:servers:migrations:force_complete',
     # other APIs or checks novalite does not serve yet
-    'compute:aggregates:images',
     'compute:servers:resize:cross_cell',
     'network:attach_external_network',
     'os_compute_api:os-admin-actions:inject_network_info',
