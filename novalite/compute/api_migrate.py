@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from novalite import availability_zones, exception, objects, quota
 from novalite import context as nl_context
-from novalite import exception, objects, quota
 from novalite.compute import (
     disk_config,
     instance_actions,
@@ -102,6 +102,9 @@ class MigrateAPIMixin:
             migration = objects.Migration.get_by_instance_and_status(cctxt, instance.uuid,
                                                                      'finished')
             instance.task_state = task_states.RESIZE_REVERTING
+            # Back to the source host, so back to its zone.
+            instance.availability_zone = availability_zones.host_zone(
+                context, migration.source_compute)
             instance.save(expected_task_state=[None])
             migration.status = 'reverting'
             migration.save()

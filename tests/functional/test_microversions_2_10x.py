@@ -401,9 +401,14 @@ def test_an_unpinned_server_moves_to_another_zone(stack, flavor_id):
                     json={'migrate': None}).status_code == 202
         moved = stack.wait_for_status(server['id'], ('VERIFY_RESIZE',))
         assert moved['OS-EXT-SRV-ATTR:host'] == target
+        # The server's zone follows its host, and goes back with a revert.
+        assert moved['OS-EXT-AZ:availability_zone'] == 'mv-az-dst'
         assert _req(stack, 'POST', '/servers/%s/action' % server['id'],
-                    json={'confirmResize': None}).status_code == 204
-        stack.wait_for_status(server['id'], ('ACTIVE',))
+                    json={'revertResize': None}).status_code == 202
+        _wait(lambda: _req(stack, 'GET', '/servers/%s' % server['id']).json()['server'][
+            'OS-EXT-SRV-ATTR:host'] == source, 'the revert did not come back')
+        back = stack.wait_for_status(server['id'], ('ACTIVE',))
+        assert back['OS-EXT-AZ:availability_zone'] == 'mv-az-src'
     finally:
         _req(stack, 'DELETE', '/servers/%s' % server['id'])
         stack.wait_for_deleted(server['id'])

@@ -123,12 +123,15 @@ def migrate_server(deps: Any, context: Any, instance: Any, flavor: Any,
         ignore = [] if resize and CONF.allow_resize_to_same_host else [instance.host]
         spec = _request_spec(context, instance, flavor, ignore, [host] if host else [])
         moved = False
+        source_zone = instance.availability_zone
         try:
             selection, _alternates, moved = _schedule(deps, cctxt, instance, migration,
                                                       spec)
             migration.dest_compute = selection.service_host
             migration.dest_node = selection.nodename
             migration.save()
+            # The server's zone is its host's: the compute's next save writes it.
+            instance.availability_zone = selection.availability_zone
             objects.InstanceActionEvent.event_finish(cctxt, instance.uuid, MIGRATE_EVENT,
                                                      host=CONF.host)
             deps.compute_rpcapi.prep_resize(
@@ -137,6 +140,7 @@ def migrate_server(deps: Any, context: Any, instance: Any, flavor: Any,
         except Exception as exc:
             failed = exc if not isinstance(exc, _Failed) else exc.error
             moved = exc.moved if isinstance(exc, _Failed) else moved
+            instance.availability_zone = source_zone
             LOG.warning('Could not %s %s: %s', 'resize' if resize else 'migrate',
                         instance.uuid, failed)
             _fail(deps, cctxt, instance, migration, moved, failed, MIGRATE_EVENT,
@@ -197,6 +201,7 @@ def evacuate_instance(deps: Any, context: Any, instance: Any, host: str | None,
         objects.InstanceActionEvent.event_start(cctxt, instance.uuid, EVACUATE_EVENT,
                                                 host=CONF.host)
         moved = False
+        source_zone = instance.availability_zone
         try:
             migration.status = 'pre-migrating'
             migration.save()
@@ -207,6 +212,7 @@ def evacuate_instance(deps: Any, context: Any, instance: Any, host: str | None,
             migration.dest_compute = selection.service_host
             migration.dest_node = selection.nodename
             migration.save()
+            instance.availability_zone = selection.availability_zone
             objects.InstanceActionEvent.event_finish(cctxt, instance.uuid, EVACUATE_EVENT,
                                                      host=CONF.host)
             deps.compute_rpcapi.evacuate_instance(
@@ -215,6 +221,7 @@ def evacuate_instance(deps: Any, context: Any, instance: Any, host: str | None,
         except Exception as exc:
             failed = exc if not isinstance(exc, _Failed) else exc.error
             moved = exc.moved if isinstance(exc, _Failed) else moved
+            instance.availability_zone = source_zone
             LOG.warning('Could not evacuate %s: %s', instance.uuid, failed)
             # Nova's evacuate that finds no host leaves the server as it was.
             _fail(deps, cctxt, instance, migration, moved, failed, EVACUATE_EVENT,
