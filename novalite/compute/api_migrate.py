@@ -41,6 +41,7 @@ class MigrateAPIMixin:
         :raises TooManyInstances: (403) the bigger flavor passes the quota
         :raises ComputeHostNotFound: (400) ``host_name`` is no compute host
         :raises AutoDiskConfigDisabledByImage: (400) AUTO, and the image disables it
+        :raises NoValidHost: (400) no host can take the server, which stays as it was
         """
         instance_edit.check_instance_lock(context, instance)
         method = 'resize' if flavor is not None else 'migrate'

@@ -137,6 +137,7 @@ class ComputeTaskManager:
 
     # -- moves: resize, cold and live migration, evacuation ------------------------------
 
+    @messaging.expected_exceptions(exception.NoValidHost)
     def migrate_server(self, context: Any, instance: Any, flavor: Any,
                        clean_shutdown: bool = True, host: str | None = None) -> None:
         migrate.migrate_server(self.deps, context, instance, flavor, clean_shutdown, host)

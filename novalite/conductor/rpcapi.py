@@ -7,6 +7,7 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from novalite import rpc
+from novalite.conf import CONF
 from novalite.objects import base as objects_base
 
 LOG = logging.getLogger(__name__)
@@ -122,9 +123,16 @@ class ComputeTaskAPI:
     def migrate_server(self, context: Any, instance: Any, flavor: Any,
                        clean_shutdown: bool = True, host: str | None = None) -> None:
         """Resize to ``flavor``, or cold-migrate (the same flavor, to ``host`` if
-        given): a cast, the API answers 202 at once."""
-        self.client.prepare().cast(context, 'migrate_server', instance=instance,
-                                   flavor=flavor, clean_shutdown=clean_shutdown, host=host)
+        given): a call that returns once a destination is chosen, as Nova's, so that a
+        move with no host is refused to the caller (NoValidHost, a 400).
+
+        :raises NoValidHost: no host can take the server; it is left as it was
+        """
+        # Longer than the conductor's own wait for the scheduler, which it reports.
+        timeout = CONF.rpc_response_timeout_scheduler + CONF.rpc_response_timeout
+        self.client.prepare(timeout=timeout).call(
+            context, 'migrate_server', instance=instance, flavor=flavor,
+            clean_shutdown=clean_shutdown, host=host)
 
     def live_migrate_instance(self, context: Any, instance: Any, host: str | None,
                               block_migration: bool | None, migration: Any,

@@ -390,12 +390,14 @@ def test_an_unpinned_server_moves_to_another_zone(stack, flavor_id):
             assert _req(stack, 'POST', '/os-aggregates/%s/action' % aggregate,
                         json={'add_host': {'host': host}}).status_code == 200
         assert _pin(stack, server['id'], 'mv-az-src').status_code == 200
-        # Pinned: the scheduler keeps the server in its zone, so the move finds no host.
-        assert _req(stack, 'POST', '/servers/%s/action' % server['id'],
-                    json={'migrate': None}).status_code == 202
-        _wait(lambda: [m['status'] for m in _migrations(stack, server['id'])] == ['error'],
-              'the pinned move did not fail')
-        stack.wait_for_status(server['id'], ('ACTIVE',))
+        # Pinned: the scheduler keeps the server in its zone, so the move finds no host,
+        # and the caller is told so (Nova's conductor is called, not cast to).
+        refused = _req(stack, 'POST', '/servers/%s/action' % server['id'],
+                       json={'migrate': None})
+        assert _fault(refused, 400).startswith('No valid host was found.')
+        assert [m['status'] for m in _migrations(stack, server['id'])] == ['error']
+        assert stack.wait_for_status(server['id'], ('ACTIVE',))['OS-EXT-SRV-ATTR:host'] \
+            == source
         assert _pin(stack, server['id'], None).status_code == 200
         assert _req(stack, 'POST', '/servers/%s/action' % server['id'],
                     json={'migrate': None}).status_code == 202

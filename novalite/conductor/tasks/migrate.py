@@ -109,7 +109,10 @@ class _Failed(Exception):
 def migrate_server(deps: Any, context: Any, instance: Any, flavor: Any,
                    clean_shutdown: bool, host: str | None) -> None:
     """Schedule the resize (new ``flavor``) or cold migration (same flavor, optionally
-    to ``host``) and hand it to the destination."""
+    to ``host``) and hand it to the destination.
+
+    :raises NoValidHost: once the move is undone (the caller's API answers 400)
+    """
     mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
     with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
         instance._context = cctxt
@@ -145,6 +148,8 @@ def migrate_server(deps: Any, context: Any, instance: Any, flavor: Any,
                         instance.uuid, failed)
             _fail(deps, cctxt, instance, migration, moved, failed, MIGRATE_EVENT,
                   instance.vm_state)
+            if isinstance(failed, exception.NoValidHost):
+                raise failed from None
 
 
 # -- live migration --------------------------------------------------------------------------

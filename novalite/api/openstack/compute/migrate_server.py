@@ -70,6 +70,8 @@ class _Handlers:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         except exception.QuotaError as exc:
             raise webob.exc.HTTPForbidden(explanation=exc.format_message()) from exc
+        except exception.NoValidHost as exc:
+            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         return wsgi.ResponseObject(None, code=202)
 
     def confirm_resize(self, req: wsgi.Request, instance: Any,
@@ -107,7 +109,8 @@ class _Handlers:
                     {'project_id': instance.project_id})
         try:
             self.compute_api.resize(context, instance, None, host_name=host)
-        except (exception.ComputeHostNotFound, exception.MigrationPreCheckError) as exc:
+        except (exception.ComputeHostNotFound, exception.MigrationPreCheckError,
+                exception.NoValidHost) as exc:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         return wsgi.ResponseObject(None, code=202)
 
