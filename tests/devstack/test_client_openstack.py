@@ -48,8 +48,8 @@ def test_compute_service_list(stack):
         pytest.skip('GET /os-services is not implemented yet (404)')
     services = clients.osc(stack, 'compute', 'service', 'list')
     seen = {(s['Binary'], s['Host']): s for s in services}
-    expected = {('novalite-conductor', 'controller'), ('novalite-scheduler', 'controller')}
-    expected |= {('novalite-compute', host) for host in stack.computes}
+    expected = {('nova-conductor', 'controller'), ('nova-scheduler', 'controller')}
+    expected |= {('nova-compute', host) for host in stack.computes}
     assert expected <= set(seen), services
     for key in expected:
         assert seen[key]['State'] == 'up', seen[key]
