@@ -62,6 +62,19 @@ def server(stack: Stack, server_id: str) -> dict[str, Any]:
     return resp.json()['server']
 
 
+def wait_status(stack: Stack, server_id: str, status: str, timeout: float = 120
+                ) -> dict[str, Any]:
+    """Poll until the server shows ``status`` with no task running; returns its view."""
+    deadline = time.monotonic() + timeout
+    while True:
+        view = server(stack, server_id)
+        if view['status'] == status and not view.get('OS-EXT-STS:task_state'):
+            return view
+        assert time.monotonic() < deadline, 'server %s still %s/%s, wanted %s' % (
+            server_id, view['status'], view.get('OS-EXT-STS:task_state'), status)
+        time.sleep(0.5)
+
+
 def wait_settled(stack: Stack, server_ids: list[str], timeout: float = 120.0
                  ) -> dict[str, dict[str, Any]]:
     """Poll until every server is ACTIVE or ERROR, or ``timeout``; returns the last views."""

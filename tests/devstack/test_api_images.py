@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import glob
 import os
-import time
 import urllib.parse
 import uuid
 from collections.abc import Iterator
@@ -134,15 +133,6 @@ def test_proxy_filters_pages_and_errors_against_glance(stack, scratch):
     assert resp.json()['forbidden']['message'] == 'You are not allowed to delete the image.'
 
 
-def _wait_status(stack, server_id: str, status: str, timeout: float = 120) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        view = clients.server(stack, server_id)
-        if view['status'] == status and not view.get('OS-EXT-STS:task_state'):
-            return view
-        assert time.monotonic() < deadline, 'server %s still %s/%s, wanted %s' % (
-            server_id, view['status'], view.get('OS-EXT-STS:task_state'), status)
-        time.sleep(0.5)
 
 
 def test_shelve_of_a_qcow2_server_reaches_shelved_offloaded(stack, scratch):
@@ -155,13 +145,13 @@ def test_shelve_of_a_qcow2_server_reaches_shelved_offloaded(stack, scratch):
     server_id = created['id']
     try:
         clients.osc(stack, 'server', 'shelve', server_id, fmt_json=False)
-        shelved = _wait_status(stack, server_id, 'SHELVED_OFFLOADED')
+        shelved = clients.wait_status(stack, server_id, 'SHELVED_OFFLOADED')
         assert not shelved['OS-EXT-SRV-ATTR:host']
         snapshots = _glance(stack, 'GET', '/v2/images', params={
             'instance_uuid': server_id}).json()['images']
         assert [(i['status'], i['disk_format']) for i in snapshots] == [('active', 'qcow2')]
         clients.osc(stack, 'server', 'unshelve', '--wait', server_id, fmt_json=False)
-        _wait_status(stack, server_id, 'ACTIVE')
+        clients.wait_status(stack, server_id, 'ACTIVE')
         assert _glance(stack, 'GET', '/v2/images/%s' % snapshots[0]['id']).status_code \
             == 404
     finally:

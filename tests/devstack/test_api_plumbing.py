@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
-from typing import Any
 
 import pytest
 import requests
@@ -24,15 +22,6 @@ with open(EXTRA_CONF, 'w') as _out:
 STACK = {'config_files': [EXTRA_CONF]}
 
 
-def _wait_status(stack, server_id: str, status: str, timeout: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        view = clients.server(stack, server_id)
-        if view['status'] == status and not view.get('OS-EXT-STS:task_state'):
-            return view
-        assert time.monotonic() < deadline, 'server %s still %s, wanted %s' % (
-            server_id, view['status'], status)
-        time.sleep(0.5)
 
 
 def _boot(stack, name: str) -> str:
@@ -49,9 +38,9 @@ def test_the_extra_config_file_reaches_every_daemon(stack):
     server = _boot(stack, 'plumbing-soft')
     try:
         clients.osc(stack, 'server', 'delete', server, fmt_json=False)
-        assert _wait_status(stack, server, 'SOFT_DELETED')['status'] == 'SOFT_DELETED'
+        assert clients.wait_status(stack, server, 'SOFT_DELETED')['status'] == 'SOFT_DELETED'
         clients.osc(stack, 'server', 'restore', server, fmt_json=False)
-        _wait_status(stack, server, 'ACTIVE')
+        clients.wait_status(stack, server, 'ACTIVE')
     finally:
         clients.osc(stack, 'server', 'delete', '--force', '--wait', server, fmt_json=False)
     assert stack.api('GET', '/servers/%s' % server).status_code == 404
@@ -104,10 +93,10 @@ def test_confirm_resize_with_an_empty_object(stack):
     try:
         clients.osc(stack, 'server', 'resize', '--flavor', 'm1.tiny', '--wait', server,
                     fmt_json=False)
-        _wait_status(stack, server, 'VERIFY_RESIZE')
+        clients.wait_status(stack, server, 'VERIFY_RESIZE')
         resp = stack.api('POST', '/servers/%s/action' % server, microversion='2.1',
                          json={'confirmResize': {}})
         assert resp.status_code == 204, resp.text
-        assert _wait_status(stack, server, 'ACTIVE')['flavor']['original_name'] == 'm1.tiny'
+        assert clients.wait_status(stack, server, 'ACTIVE')['flavor']['original_name'] == 'm1.tiny'
     finally:
         clients.osc(stack, 'server', 'delete', '--force', '--wait', server, fmt_json=False)

@@ -7,7 +7,6 @@ It shares the stack of the other client modules (no ``STACK`` of its own).
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,16 +24,6 @@ def _osc(stack, *args: str, **kwargs: Any) -> Any:
     return clients.osc(stack, *MV, *args, **kwargs)
 
 
-def _wait_status(stack, server_id: str, status: str, timeout: float = 120) -> dict[str, Any]:
-    """Poll until the server shows ``status`` with no task running; returns its view."""
-    deadline = time.monotonic() + timeout
-    while True:
-        view = clients.server(stack, server_id)
-        if view['status'] == status and not view.get('OS-EXT-STS:task_state'):
-            return view
-        assert time.monotonic() < deadline, 'server %s still %s/%s, wanted %s' % (
-            server_id, view['status'], view.get('OS-EXT-STS:task_state'), status)
-        time.sleep(0.5)
 
 
 @pytest.fixture
@@ -88,7 +77,7 @@ def test_server_power_pause_suspend_lock(stack, vm):
                          ('pause', 'PAUSED'), ('unpause', 'ACTIVE'),
                          ('suspend', 'SUSPENDED'), ('resume', 'ACTIVE')):
         _osc(stack, 'server', verb, vm, fmt_json=False)
-        _wait_status(stack, vm, status)
+        clients.wait_status(stack, vm, status)
 
     _osc(stack, 'server', 'lock', vm, fmt_json=False)
     assert _osc(stack, 'server', 'show', vm)['locked'] is True
@@ -116,10 +105,10 @@ def test_server_console_log(stack, vm):
 
 def test_server_resize_confirm_and_migrations(stack, vm):
     _osc(stack, 'server', 'resize', '--flavor', 'm1.tiny', '--wait', vm, fmt_json=False)
-    resized = _wait_status(stack, vm, 'VERIFY_RESIZE')
+    resized = clients.wait_status(stack, vm, 'VERIFY_RESIZE')
     assert resized['flavor']['original_name'] == 'm1.tiny'
     _osc(stack, 'server', 'resize', 'confirm', vm, fmt_json=False)
-    confirmed = _wait_status(stack, vm, 'ACTIVE')
+    confirmed = clients.wait_status(stack, vm, 'ACTIVE')
     assert confirmed['flavor']['original_name'] == 'm1.tiny'
     # The claim now is m1.tiny's, on one host only.
     allocs = clients.allocations(stack, vm)
@@ -139,7 +128,7 @@ def test_server_image_create_then_delete(stack, vm):
         assert image['name'] == 'osc-snap'
         shown = clients.osc(stack, 'image', 'show', image['id'])
         assert shown['status'] == 'active', shown
-        _wait_status(stack, vm, 'ACTIVE')
+        clients.wait_status(stack, vm, 'ACTIVE')
     finally:
         clients.osc(stack, 'image', 'delete', image['id'], fmt_json=False)
     with pytest.raises(clients.CommandFailed):
@@ -148,11 +137,11 @@ def test_server_image_create_then_delete(stack, vm):
 
 def test_server_shelve_unshelve(stack, vm):
     _osc(stack, 'server', 'shelve', '--offload', '--wait', vm, fmt_json=False)
-    shelved = _wait_status(stack, vm, 'SHELVED_OFFLOADED')
+    shelved = clients.wait_status(stack, vm, 'SHELVED_OFFLOADED')
     assert not shelved['OS-EXT-SRV-ATTR:host']
     assert clients.allocations(stack, vm) == {}
     _osc(stack, 'server', 'unshelve', '--wait', vm, fmt_json=False)
-    back = _wait_status(stack, vm, 'ACTIVE')
+    back = clients.wait_status(stack, vm, 'ACTIVE')
     assert back['OS-EXT-SRV-ATTR:host'] in stack.computes
     assert len(clients.allocations(stack, vm)) == 1
 
