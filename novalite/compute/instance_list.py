@@ -18,6 +18,7 @@ from typing import Any
 
 from novalite import context as nl_context
 from novalite import exception, objects
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.main import models
 
@@ -118,7 +119,7 @@ def _marker_mapping(context: nl_context.RequestContext,
     raise exception.MarkerNotFound(marker=marker)
 
 
-def _find_marker(context: Any, marker: str, sort_keys: list[str]) -> Any:
+def _find_marker(context: RequestContext, marker: str, sort_keys: list[str]) -> Any:
     """The marker's sort values, wherever the marker lives."""
     cell_mapping, build_request = _marker_mapping(context, marker)
     if build_request is not None:

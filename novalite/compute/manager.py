@@ -38,6 +38,7 @@ from novalite.compute import (
 )
 from novalite.conductor import api as conductor_api
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.network import api as network_api
 from novalite.objects import base as obj_base
 from novalite.scheduler.client import report
@@ -123,7 +124,7 @@ class ComputeManager(manager.Manager):
                 LOG.warning('Port audit failed: %s', exc)
 
     @periodic_task.periodic_task(spacing=60, run_immediately=False)
-    def _instance_usage_audit(self, context: Any) -> None:
+    def _instance_usage_audit(self, context: RequestContext) -> None:
         """Once per audit period: an instance.exists notification for each instance of
         this host, the run recorded in the task log (``[DEFAULT] instance_usage_audit``)."""
         if CONF.instance_usage_audit:
@@ -207,14 +208,14 @@ class ComputeManager(manager.Manager):
     # -- the host itself (os-hosts): the driver answers --------------------------------
 
     @messaging.expected_exceptions(NotImplementedError)
-    def host_power_action(self, context: Any, action: str) -> str:
+    def host_power_action(self, context: RequestContext, action: str) -> str:
         return self.driver.host_power_action(action)
 
     @messaging.expected_exceptions(NotImplementedError)
-    def host_maintenance_mode(self, context: Any, host: str, mode: bool) -> str:
+    def host_maintenance_mode(self, context: RequestContext, host: str, mode: bool) -> str:
         return self.driver.host_maintenance_mode(host, mode)
 
-    def set_host_enabled(self, context: Any, enabled: bool) -> str:
+    def set_host_enabled(self, context: RequestContext, enabled: bool) -> str:
         """The driver's answer; a driver that has nothing to do answers as asked."""
         try:
             return self.driver.set_host_enabled(enabled)
@@ -269,7 +270,7 @@ class ComputeManager(manager.Manager):
 
     # -- image pre-caching (flow in compute/image_cache.py) ------------------------------
 
-    def cache_images(self, context: Any, image_ids: list[str]) -> dict[str, str]:
+    def cache_images(self, context: RequestContext, image_ids: list[str]) -> dict[str, str]:
         """A call from the conductor: answers once every image is cached (or failed)."""
         return image_cache.cache_images(self, context, image_ids)
 

@@ -6,6 +6,7 @@ from typing import Any
 import oslo_messaging as messaging
 
 from novalite import rpc
+from novalite.context import RequestContext
 
 RPC_TOPIC = 'compute'
 # Seconds a host has to tell its uptime (the API asks for each hypervisor it shows).
@@ -98,19 +99,19 @@ class ComputeAPI:
 
     # -- the host itself (1.5, os-hosts) -----------------------------------------------
 
-    def set_host_enabled(self, context: Any, host: str, enabled: bool) -> str:
+    def set_host_enabled(self, context: RequestContext, host: str, enabled: bool) -> str:
         """:returns: ``enabled`` or ``disabled``"""
         return self._client(context, host, '1.5').call(
             context, 'set_host_enabled', enabled=enabled)
 
-    def host_maintenance_mode(self, context: Any, host_param: str, mode: bool,
+    def host_maintenance_mode(self, context: RequestContext, host_param: str, mode: bool,
                               host: str) -> str:
         """:returns: ``on_maintenance`` or ``off_maintenance``
         :raises NotImplementedError: the driver has no maintenance mode"""
         return self._client(context, host, '1.5').call(
             context, 'host_maintenance_mode', host=host_param, mode=mode)
 
-    def host_power_action(self, context: Any, host: str, action: str) -> str:
+    def host_power_action(self, context: RequestContext, host: str, action: str) -> str:
         """:param action: ``startup``, ``shutdown`` or ``reboot``
         :raises NotImplementedError: the driver cannot power its host"""
         return self._client(context, host, '1.5').call(
@@ -296,7 +297,8 @@ class ComputeAPI:
 
     # -- image pre-caching (1.6, os-aggregates/{id}/images) -----------------------------
 
-    def cache_images(self, context: Any, host: str, image_ids: list[str]) -> dict[str, str]:
+    def cache_images(self, context: RequestContext, host: str,
+                     image_ids: list[str]) -> dict[str, str]:
         """A call: the host downloads each image into its cache before it answers,
         which may take long; the host's heartbeats (oslo.messaging's call monitor)
         tell that it is still at it.

@@ -8,6 +8,7 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from novalite.conductor import rpcapi
+from novalite.context import RequestContext
 from novalite.image import glance
 
 LOG = logging.getLogger(__name__)
@@ -22,7 +23,7 @@ EARLY_PING_PERIOD = 30.0
 class ComputeTaskAPI(rpcapi.ComputeTaskAPI):
     """Build and move tasks, as the compute API and compute hosts use them."""
 
-    def cache_images(self, context: Any, aggregate: Any, image_ids: list[str],
+    def cache_images(self, context: RequestContext, aggregate: Any, image_ids: list[str],
                      image_api: Any = None) -> None:
         """Check that the caller sees every image before asking the conductor to
         have them pre-cached on the aggregate's hosts.

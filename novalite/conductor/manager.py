@@ -18,6 +18,7 @@ from novalite.conductor.tasks import (
     unshelve,
 )
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.objects import base as obj_base
 
 LOG = logging.getLogger(__name__)
@@ -156,5 +157,5 @@ class ComputeTaskManager:
 
     # -- image pre-caching (os-aggregates/{id}/images) ---------------------------------
 
-    def cache_images(self, context: Any, aggregate: Any, image_ids: list[str]) -> None:
+    def cache_images(self, context: RequestContext, aggregate: Any, image_ids: list[str]) -> None:
         cache_images.cache_images(self.deps, context, aggregate, image_ids)

@@ -8,6 +8,7 @@ from oslo_log import log as logging
 
 from novalite import rpc
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.objects import base as objects_base
 
 LOG = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ class ComputeTaskAPI:
                                    host=host, migration=migration, image=image,
                                    admin_password=admin_password)
 
-    def cache_images(self, context: Any, aggregate: Any, image_ids: list[str]) -> None:
+    def cache_images(self, context: RequestContext, aggregate: Any, image_ids: list[str]) -> None:
         """Have the computes of ``aggregate`` pre-cache the images (a cast, 1.1)."""
         self.client.prepare(version='1.1').cast(context, 'cache_images',
                                                 aggregate=aggregate, image_ids=image_ids)

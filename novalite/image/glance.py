@@ -22,6 +22,7 @@ from oslo_log import log as logging
 
 from novalite import exception
 from novalite.conf import CONF
+from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -203,7 +204,7 @@ class API:
                            expected=(200,), image_id=image_id)
         return resp.json()
 
-    def replace_properties(self, context: Any, image: dict[str, Any],
+    def replace_properties(self, context: RequestContext, image: dict[str, Any],
                            properties: dict[str, str], current: dict[str, Any]
                            ) -> dict[str, Any]:
         """Make ``properties`` the custom properties of ``image`` (as Glance showed
@@ -244,7 +245,7 @@ class API:
             path = body.get('next')
         return images
 
-    def list_images(self, context: Any, filters: dict[str, str],
+    def list_images(self, context: RequestContext, filters: dict[str, str],
                     limit: int | None = None, marker: str | None = None,
                     page_size: int | None = None) -> list[dict[str, Any]]:
         """The images the caller sees that match ``filters`` (Glance v2 query
@@ -268,7 +269,7 @@ class API:
             path = body.get('next')
         return images if limit is None else images[:limit]
 
-    def _get_listing(self, context: Any, path: str) -> Any:
+    def _get_listing(self, context: RequestContext, path: str) -> Any:
         try:
             return self._request(context, '', path, bad_request_ok=True)
         except _BadRequest as exc:

@@ -12,6 +12,7 @@ from typing import Any
 from novalite import exception
 from novalite.compute.provider_tree import ProviderTree
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.virt import hardware
 
 
@@ -207,7 +208,7 @@ class ComputeDriver:
         from novalite.virt import diagnostics
         return diagnostics.legacy(self.get_instance_diagnostics(instance))
 
-    def cache_image(self, context: Any, image_id: str) -> bool:
+    def cache_image(self, context: RequestContext, image_id: str) -> bool:
         """Download an image into this host's image cache, as a spawn would, so that
         later spawns find it there.
 

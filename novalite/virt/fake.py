@@ -12,6 +12,7 @@ from typing import Any
 from novalite import exception
 from novalite.compute import power_state, task_states
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.image import glance
 from novalite.virt import diagnostics, driver, hardware
 
@@ -199,7 +200,7 @@ class FakeDriver(driver.ComputeDriver):
         finally:
             os.unlink(path)
 
-    def cache_image(self, context: Any, image_id: str) -> bool:
+    def cache_image(self, context: RequestContext, image_id: str) -> bool:
         """Records the image as cached (the fake host downloads nothing)."""
         with self._lock:
             if image_id in self.cached_images:

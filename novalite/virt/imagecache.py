@@ -15,6 +15,7 @@ from oslo_concurrency import lockutils
 from oslo_log import log as logging
 
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.image import glance
 
 LOG = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class ImageCache:
             self.image_api.download(context, image_id, path, image=image)
         return path
 
-    def cache(self, context: Any, image_id: str) -> bool:
+    def cache(self, context: RequestContext, image_id: str) -> bool:
         """Make sure the image is in the cache (a pre-cache request).
 
         :returns: True if it was downloaded now, False if it was there already (its

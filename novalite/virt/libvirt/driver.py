@@ -21,6 +21,7 @@ from oslo_utils import excutils, timeutils
 from novalite import concurrency, exception
 from novalite.compute import power_state, task_states
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.network import model as network_model
 from novalite.virt import diagnostics, driver, hardware, imagecache
 from novalite.virt.libvirt import config, imagebackend
@@ -348,7 +349,7 @@ class LibvirtDriver(driver.ComputeDriver):
 
     # -- snapshots and the image cache --------------------------------------------------
 
-    def cache_image(self, context: Any, image_id: str) -> bool:
+    def cache_image(self, context: RequestContext, image_id: str) -> bool:
         """Fetch the image into this host's cache (``_base``), where spawn looks."""
         return self.image_cache.cache(context, image_id)
 

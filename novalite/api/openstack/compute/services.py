@@ -27,6 +27,7 @@ from novalite.api.openstack.compute import binaries
 from novalite.api.openstack.compute.schemas import services as schema
 from novalite.api.openstack.compute.views import services as services_view
 from novalite.compute import lookups
+from novalite.context import RequestContext
 from novalite.policies import services as sv_policies
 from novalite.scheduler.client import report
 from novalite.servicegroup import api as servicegroup
@@ -93,18 +94,18 @@ class ServiceController(wsgi.Controller):
             raise webob.exc.HTTPNotFound(explanation='Unknown action')
         return actions[id](context, body)
 
-    def _enable(self, context: Any, body: dict) -> dict:
+    def _enable(self, context: RequestContext, body: dict) -> dict:
         return self._set_status(context, body, 'enabled', None)
 
-    def _disable(self, context: Any, body: dict) -> dict:
+    def _disable(self, context: RequestContext, body: dict) -> dict:
         return self._set_status(context, body, 'disabled', None)
 
-    def _disable_log_reason(self, context: Any, body: dict) -> dict:
+    def _disable_log_reason(self, context: RequestContext, body: dict) -> dict:
         if 'disabled_reason' not in body:
             raise webob.exc.HTTPBadRequest(explanation='Missing disabled reason field')
         return self._set_status(context, body, 'disabled', body['disabled_reason'])
 
-    def _set_status(self, context: Any, body: dict, status: str,
+    def _set_status(self, context: RequestContext, body: dict, status: str,
                     reason: str | None) -> dict:
         service = self._find_by_host_and_binary(context, body['host'], body['binary'])
         service.disabled = status == 'disabled'
@@ -117,7 +118,7 @@ class ServiceController(wsgi.Controller):
             answer['disabled_reason'] = reason
         return {'service': answer}
 
-    def _forced_down(self, context: Any, body: dict) -> dict:
+    def _forced_down(self, context: RequestContext, body: dict) -> dict:
         if 'forced_down' not in body:
             raise webob.exc.HTTPBadRequest(explanation='Missing forced_down field')
         forced_down = strutils.bool_from_string(body['forced_down'])
@@ -131,7 +132,7 @@ class ServiceController(wsgi.Controller):
                             'forced_down': forced_down}}
 
     @staticmethod
-    def _find_by_host_and_binary(context: Any, host: str, binary: str) -> Any:
+    def _find_by_host_and_binary(context: RequestContext, host: str, binary: str) -> Any:
         """The compute service of ``host``, its context aimed at the host's cell.
 
         :raises HTTPBadRequest: ``binary`` is not the compute's
