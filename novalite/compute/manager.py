@@ -216,7 +216,10 @@ class ComputeManager(manager.Manager):
         return self.driver.host_maintenance_mode(host, mode)
 
     def set_host_enabled(self, context: RequestContext, enabled: bool) -> str:
-        """The driver's answer; a driver that has nothing to do answers as asked."""
+        """Tag this host's providers with COMPUTE_STATUS_DISABLED (or untag them), so
+        the scheduler leaves it out (or takes it again) at once; then the driver's
+        answer, and a driver that has nothing to do answers as asked."""
+        self.rt.set_service_disabled(context, not enabled)
         try:
             return self.driver.set_host_enabled(enabled)
         except NotImplementedError:

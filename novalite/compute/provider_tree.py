@@ -8,6 +8,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+# The os-traits name of a provider whose compute service is disabled (the scheduler
+# forbids it); spelled out so neither side needs that library.
+COMPUTE_STATUS_DISABLED = 'COMPUTE_STATUS_DISABLED'
+
 
 @dataclasses.dataclass
 class ProviderData:

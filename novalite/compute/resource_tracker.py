@@ -17,9 +17,11 @@ from typing import Any
 from oslo_log import log as logging
 
 from novalite import exception, objects, utils
+from novalite.availability_zones import COMPUTE_BINARY
 from novalite.compute import claims, move_claims
-from novalite.compute.provider_tree import ProviderTree
+from novalite.compute.provider_tree import COMPUTE_STATUS_DISABLED, ProviderTree
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
@@ -36,6 +38,9 @@ class ResourceTracker:
         self.compute_nodes: dict[str, Any] = {}
         self.provider_tree = ProviderTree()
         self._pushed_traits: dict[str, set[str]] = {}
+        # Whether this host's compute service is disabled: its providers then carry
+        # COMPUTE_STATUS_DISABLED, which the scheduler's Placement query forbids.
+        self.service_disabled = False
         # instance uuid -> (nodename, Usage)
         self.tracked: dict[str, tuple[str, claims.Usage]] = {}
         self._lock = threading.RLock()
@@ -48,6 +53,10 @@ class ResourceTracker:
         this host's instances."""
         resources = self.driver.get_available_resource(nodename)
         instances = objects.InstanceList.get_by_host(context, self.host)
+        service = objects.Service.get_by_host_and_binary(context, self.host,
+                                                         COMPUTE_BINARY)
+        if service is not None:
+            self.service_disabled = service.disabled
         moves = move_claims.migration_usage(context, self.host, nodename, instances)
         with self._lock:
             node = self._init_compute_node(context, nodename, resources)
@@ -171,10 +180,27 @@ class ResourceTracker:
             self.driver.update_provider_tree(self.provider_tree, node.hypervisor_hostname)
             data = self.provider_tree.data(node.hypervisor_hostname)
             self.reportclient.set_inventory_for_provider(context, data.uuid, data.inventory)
-            if data.traits != self._pushed_traits.get(data.uuid):
-                self.reportclient.set_traits_for_provider(context, data.uuid,
-                                                          sorted(data.traits))
-                self._pushed_traits[data.uuid] = set(data.traits)
+            self._push_traits(context, node.hypervisor_hostname)
+
+    def _push_traits(self, context: RequestContext, nodename: str) -> None:
+        """Send the node's traits, with the service's status trait, if they changed."""
+        data = self.provider_tree.data(nodename)
+        traits = set(data.traits) - {COMPUTE_STATUS_DISABLED}
+        if self.service_disabled:
+            traits.add(COMPUTE_STATUS_DISABLED)
+        self.provider_tree.update_traits(nodename, traits)
+        if traits != self._pushed_traits.get(data.uuid):
+            self.reportclient.set_traits_for_provider(context, data.uuid, sorted(traits))
+            self._pushed_traits[data.uuid] = traits
+
+    def set_service_disabled(self, context: RequestContext, disabled: bool) -> None:
+        """Tag (or untag) every node's provider at once, not at the next periodic run:
+        the host was disabled or enabled through the API (os-services, os-hosts)."""
+        with self._lock:
+            self.service_disabled = disabled
+            for nodename in self.compute_nodes:
+                if self.provider_tree.exists(nodename):
+                    self._push_traits(context, nodename)
 
     def _save_nodes_soon(self) -> None:
         """Write the changed node records within NODE_SAVE_DELAY (lock held)."""

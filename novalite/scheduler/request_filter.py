@@ -6,12 +6,12 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from novalite.compute.provider_tree import COMPUTE_STATUS_DISABLED
 from novalite.scheduler.utils import ResourceRequest
 
 LOG = logging.getLogger(__name__)
 
-# The os-traits name; spelled out so the scheduler does not need that library.
-COMPUTE_STATUS_DISABLED = 'COMPUTE_STATUS_DISABLED'
+__all__ = ['COMPUTE_STATUS_DISABLED', 'ALL_REQUEST_FILTERS', 'compute_status_filter']
 
 RequestFilter = Callable[[Any, Any, ResourceRequest], bool]
 
@@ -19,8 +19,9 @@ RequestFilter = Callable[[Any, Any, ResourceRequest], bool]
 def compute_status_filter(context: Any, spec: Any, request: ResourceRequest) -> bool:
     """Skip providers of disabled compute services.
 
-    The compute service tags its root provider with ``COMPUTE_STATUS_DISABLED`` while
-    it is disabled, so Placement drops those providers itself.
+    The compute host tags its root providers with ``COMPUTE_STATUS_DISABLED`` while its
+    service is disabled (the resource tracker, each periodic run and at once on
+    ``set_host_enabled``), so Placement drops those providers itself.
     """
     request.forbidden_traits.add(COMPUTE_STATUS_DISABLED)
     return True

@@ -154,6 +154,9 @@ def test_a_driver_without_host_power_or_maintenance_answers_501(stack, monkeypat
     # Nova's compute answers a status change itself when its driver has nothing to do.
     resp = _hosts(stack, '/host2', method='PUT', json={'status': 'disable'})
     assert resp.json() == {'host': 'host2', 'status': 'disabled'}
+    # The host is tagged disabled in Placement now: untag it for the next tests.
+    assert _hosts(stack, '/host2', method='PUT', json={'status': 'enable'}).json() == \
+        {'host': 'host2', 'status': 'enabled'}
 
 
 # -- os-instance_usage_audit_log ----------------------------------------------------------
@@ -240,3 +243,47 @@ def test_periodic_audit_records_each_host_and_notifies_instance_exists(stack, se
     # The same period, asked for by a time inside the next one.
     shown = _audit(stack, '/%s' % (end + datetime.timedelta(seconds=1))).json()
     assert shown['instance_usage_audit_log'] == log
+
+
+# -- the status trait the scheduler's Placement query forbids ------------------------------
+
+def _status_trait_on(stack, host):
+    hypervisors = stack.request('GET', '/os-hypervisors?hypervisor_hostname_pattern=%s'
+                                % host, version='2.53').json()['hypervisors']
+    # From 2.53 a hypervisor's id is its compute node's uuid, its provider's uuid too.
+    traits = stack.placement_get('/resource_providers/%s/traits' % hypervisors[0]['id'])
+    return 'COMPUTE_STATUS_DISABLED' in traits['traits']
+
+
+def test_a_disabled_compute_is_tagged_in_placement_at_once(stack):
+    services = stack.request('GET', '/os-services?host=host2&binary=nova-compute',
+                             version='2.53').json()['services']
+    path = '/os-services/%s' % services[0]['id']
+    assert not _status_trait_on(stack, 'host2')
+    assert stack.request('PUT', path, version='2.53',
+                         json={'status': 'disabled'}).status_code == 200
+    try:
+        assert _status_trait_on(stack, 'host2')
+        assert not _status_trait_on(stack, 'host1')
+    finally:
+        assert stack.request('PUT', path, version='2.53',
+                             json={'status': 'enabled'}).status_code == 200
+    assert not _status_trait_on(stack, 'host2')
+    # Before 2.53, by host and binary (openstackclient's compute service set).
+    body = {'host': 'host2', 'binary': 'nova-compute'}
+    assert stack.request('PUT', '/os-services/disable', json=body).status_code == 200
+    try:
+        assert _status_trait_on(stack, 'host2')
+    finally:
+        stack.request('PUT', '/os-services/enable', json=body)
+    assert not _status_trait_on(stack, 'host2')
+
+
+def test_os_hosts_status_tags_the_host_as_nova_does(stack):
+    assert _hosts(stack, '/host1', method='PUT', json={'status': 'disable'}).json() == \
+        {'host': 'host1', 'status': 'disabled'}
+    try:
+        assert _status_trait_on(stack, 'host1')
+    finally:
+        _hosts(stack, '/host1', method='PUT', json={'status': 'enable'})
+    assert not _status_trait_on(stack, 'host1')

@@ -9,6 +9,7 @@ from oslo_utils import timeutils, uuidutils
 from novalite import context as nl_context
 from novalite import objects
 from novalite.api.openstack import loader
+from novalite.compute import host_actions
 from novalite.conf import CONF
 from novalite.db import engine
 from novalite.db.main import models as main_models
@@ -53,6 +54,19 @@ class Cells:
 @pytest.fixture
 def cells(api_db, tmp_path):
     return Cells(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def trait_syncs(monkeypatch):
+    """What the compute hosts are asked over RPC (there is none in these tests): a
+    compute service enabled or disabled syncs its hosts' status trait."""
+    calls = []
+
+    def set_host_enabled(self, context, host, enabled):
+        calls.append((host, enabled))
+        return 'enabled' if enabled else 'disabled'
+    monkeypatch.setattr(host_actions.HostAPI, 'set_host_enabled', set_host_enabled)
+    return calls
 
 
 @pytest.fixture
@@ -240,7 +254,7 @@ class TestActionsBefore253:
         assert resp.json['service']['status'] == 'enabled'
         assert cells.reload('cell2', compute.id).disabled is False
 
-    def test_disable_log_reason(self, app, cells, deployment):
+    def test_disable_log_reason(self, app, cells, deployment, trait_syncs):
         resp = self._put(app, 'disable-log-reason',
                          {'host': 'cmp1', 'binary': 'nova-compute',
                           'disabled_reason': 'maintenance'})
@@ -249,6 +263,7 @@ class TestActionsBefore253:
                                          'disabled_reason': 'maintenance'}}
         stored = cells.reload('cell1', deployment['compute1'].id)
         assert (stored.disabled, stored.disabled_reason) == (True, 'maintenance')
+        assert trait_syncs == [('cmp1', False)]
         resp = self._put(app, 'disable-log-reason', {'host': 'cmp1',
                                                      'binary': 'nova-compute'})
         assert resp.status_int == 400

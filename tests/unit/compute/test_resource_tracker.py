@@ -166,3 +166,28 @@ def test_periodic_run_removes_allocations_of_ended_migrations_only(tracker):
     # A resize waiting for its confirmation keeps the source; a confirmed one does not.
     assert consumers['finished'] in left
     assert consumers['confirmed'] not in left
+
+
+def _provider_traits(rt, client, cctxt):
+    return set(client.get_provider_traits(cctxt, rt.compute_nodes[HOST].uuid)[1])
+
+
+def test_a_disabled_service_is_tagged_by_the_periodic_run(tracker):
+    rt, client, cctxt = tracker
+    assert 'COMPUTE_STATUS_DISABLED' not in _provider_traits(rt, client, cctxt)
+    service = objects.Service(cctxt, host=HOST, binary='novalite-compute',
+                              topic='compute', report_count=0, disabled=True)
+    service.create()
+    rt.update_available_resource(cctxt, HOST)
+    assert 'COMPUTE_STATUS_DISABLED' in _provider_traits(rt, client, cctxt)
+    # Unchanged: no second write.
+    client.requests.clear()
+    rt.update_available_resource(cctxt, HOST)
+    assert client.requests['PUT'] == 0
+    service.disabled = False
+    service.save()
+    rt.update_available_resource(cctxt, HOST)
+    assert 'COMPUTE_STATUS_DISABLED' not in _provider_traits(rt, client, cctxt)
+    # The API's set_host_enabled (through the compute manager) tags at once.
+    rt.set_service_disabled(cctxt, True)
+    assert 'COMPUTE_STATUS_DISABLED' in _provider_traits(rt, client, cctxt)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import webob.exc
+from oslo_log import log as logging
 from oslo_utils import strutils, uuidutils
 
 from novalite import context as nl_context
@@ -26,11 +27,14 @@ from novalite.api.openstack import wsgi
 from novalite.api.openstack.compute import binaries
 from novalite.api.openstack.compute.schemas import services as schema
 from novalite.api.openstack.compute.views import services as services_view
-from novalite.compute import lookups
+from novalite.compute import host_actions, lookups
 from novalite.context import RequestContext
+from novalite.objects.service import Service
 from novalite.policies import services as sv_policies
 from novalite.scheduler.client import report
 from novalite.servicegroup import api as servicegroup
+
+LOG = logging.getLogger(__name__)
 
 # Seconds to wait for a cell's database before listing without it.
 CELL_TIMEOUT = 60
@@ -51,8 +55,10 @@ class ServiceController(wsgi.Controller):
 
     def __init__(self, servicegroup_api: Any = None, reportclient: Any = None) -> None:
         super().__init__()
-        self._view_builder = services_view.ViewBuilder(servicegroup_api or servicegroup.API())
+        group = servicegroup_api or servicegroup.API()
+        self._view_builder = services_view.ViewBuilder(group)
         self._reportclient = reportclient
+        self._host_api = host_actions.HostAPI(group)
 
     @property
     def reportclient(self) -> Any:
@@ -112,6 +118,7 @@ class ServiceController(wsgi.Controller):
         service.disabled_reason = reason
         service.save()
         lookups.forget()
+        self._sync_status_trait(context, service)
         # Echoes the body's binary, as Nova does: a client finds the name it sent.
         answer = {'host': body['host'], 'binary': body['binary'], 'status': status}
         if reason:
@@ -130,6 +137,19 @@ class ServiceController(wsgi.Controller):
         lookups.forget()
         return {'service': {'host': body['host'], 'binary': body['binary'],
                             'forced_down': forced_down}}
+
+    def _sync_status_trait(self, context: RequestContext, service: Service) -> None:
+        """Have the compute host tag (or untag) its providers with
+        COMPUTE_STATUS_DISABLED now, as Nova's API does; a host that is down or does
+        not answer does it at its next periodic run."""
+        if not binaries.is_compute(service.binary):
+            return
+        try:
+            self._host_api.set_host_enabled(context, service.host, not service.disabled)
+        except (exception.ComputeServiceUnavailable, exception.ComputeHostNotFound,
+                exception.HostMappingNotFound) as exc:
+            LOG.info('The status trait of %s follows at its next periodic run: %s',
+                     service.host, exc.format_message())
 
     @staticmethod
     def _find_by_host_and_binary(context: RequestContext, host: str, binary: str) -> Any:
@@ -197,8 +217,11 @@ class ServiceController(wsgi.Controller):
             raise webob.exc.HTTPBadRequest(
                 explanation="No updates were requested. Fields 'status' or 'forced_down' "
                             "should be specified.")
+        status_changed = 'disabled' in service.obj_what_changed()
         service.save()
         lookups.forget()  # host_status answers at once, in this process
+        if status_changed:
+            self._sync_status_trait(context, service)
         return self._view_builder.show(req, service)
 
     @validation.no_body
