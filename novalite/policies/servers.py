@@ -42,6 +42,17 @@ rules = [
     _rule(REQUESTED_DESTINATION, base.ADMIN,
           'Create a server on a given host or hypervisor, checked by the scheduler (2.74).',
           'POST', '/servers'),
+    policy.DocumentedRuleDefault(
+        name=SERVERS % 'show:flavor-extra-specs', check_str=base.PROJECT_READER_OR_ADMIN,
+        description="Show the flavor's extra specs in a server's view (2.47): show, "
+                    "detail, update and rebuild.",
+        operations=[{'method': 'GET', 'path': '/servers/detail'},
+                    {'method': 'GET', 'path': '/servers/{server_id}'},
+                    {'method': 'PUT', 'path': '/servers/{server_id}'},
+                    {'method': 'POST', 'path': '/servers/{server_id}/action (rebuild)'}],
+        scope_types=['project'],
+        deprecated_rule=base.deprecated('os_compute_api:os-flavor-extra-specs:index',
+                                        base.RULE_ADMIN_OR_OWNER, since='25.0.0')),
     _rule(SERVERS % 'show:host_status', base.ADMIN,
           'Show the host_status of servers (2.16).', 'GET', '/servers/{server_id}'),
     _rule(SERVERS % 'show:host_status:unknown-only', base.ADMIN,

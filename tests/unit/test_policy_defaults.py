@@ -385,7 +385,6 @@ NOT_SERVED = frozenset({
     'os_compute_api:os-baremetal-nodes:show',
     'os_compute_api:os-tenant-networks:list',
     'os_compute_api:os-tenant-networks:show',
-    'os_compute_api:servers:show:flavor-extra-specs',
 })
 
 

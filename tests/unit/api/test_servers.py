@@ -314,6 +314,21 @@ class TestRead:
                                     'swap': 0, 'original_name': 'm1.tiny',
                                     'extra_specs': {'hw:cpu_policy': 'shared'}}
 
+    def test_flavor_extra_specs_follow_their_server_rule(self, app, compute):
+        """Nova 34's servers:show:flavor-extra-specs, not the flavor API's rule."""
+        from novalite import policy
+        inst = compute.add()
+        policy.reset()
+        policy.init(rules={'os_compute_api:servers:show:flavor-extra-specs': '!',
+                           'os_compute_api:os-flavor-extra-specs:index': '@'})
+        try:
+            for path in ('/v2.1/servers/%s' % inst.uuid, '/v2.1/servers/detail'):
+                body = call(app, 'GET', path, version='2.47').json
+                flavor = (body.get('server') or body['servers'][0])['flavor']
+                assert 'extra_specs' not in flavor and flavor['original_name'] == 'm1.tiny'
+        finally:
+            policy.reset()
+
     def test_admin_sees_extended_attributes(self, app, compute):
         inst = compute.add(host='host1', node='node1')
         server = call(app, 'GET', '/v2.1/servers/%s' % inst.uuid, token=ADMIN).json['server']

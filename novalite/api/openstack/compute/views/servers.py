@@ -9,7 +9,6 @@ from novalite.api.openstack import common
 from novalite.api.openstack.compute.views import security_groups as sg_views
 from novalite.api.openstack.compute.views import server_fields
 from novalite.network import model
-from novalite.policies import flavors as fl_policies
 from novalite.policies import servers as srv_policies
 
 # Statuses in which a server reports progress, and those that show its fault.
@@ -156,7 +155,8 @@ class ViewBuilder(common.ViewBuilder):
             'extended_attributes': context.can(srv_policies.EXTENDED_ATTRIBUTES, own,
                                                fatal=False),
             'extra_specs': (avr.is_supported(req, '2.47') and
-                            context.can(fl_policies.EXTRA_SPECS_INDEX, own, fatal=False)),
+                            context.can(srv_policies.SERVERS % 'show:flavor-extra-specs',
+                                        own, fatal=False)),
         }
         answers.update(server_fields.host_status_answers(req, instances))
         answers.update(server_fields.request_specs(req, instances))
