@@ -45,6 +45,8 @@ class Context(Protocol):
     project_id: str | None
     is_admin: bool | None
 
+    def can(self, action: str, target: dict | None = None, fatal: bool = True) -> bool: ...
+
 
 class NeutronError(exception.NovaliteException):
     """Neutron answered with an error the caller did not expect."""

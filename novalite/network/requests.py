@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 from novalite import exception
 from novalite.conf import CONF
 from novalite.network import client as neutron_client
+from novalite.policies import servers as srv_policies
 
 
 class NetworkRequest(TypedDict, total=False):
@@ -75,8 +76,9 @@ def _check_networks(neutron: neutron_client.Client, context: neutron_client.Cont
             raise exception.NetworkNotFound(network_id=network_id)
         if not network.get('subnets'):
             raise exception.NetworkRequiresSubnet(network_uuid=network_id)
-        if network.get('router:external') and not network.get('shared') \
-                and not context.is_admin:
+        if network.get('router:external') and not network.get('shared') and not \
+                context.can(srv_policies.NETWORK_ATTACH_EXTERNAL,
+                            {'project_id': context.project_id}, fatal=False):
             raise exception.ExternalNetworkAttachForbidden(network_uuid=network_id)
     for request in requests:
         if not request.get('fixed_ip') or request.get('port_id'):

@@ -8,6 +8,7 @@ from novalite.policies import base
 SERVERS = 'os_compute_api:servers:%s'
 EXTENDED_ATTRIBUTES = 'os_compute_api:os-extended-server-attributes'
 REQUESTED_DESTINATION = 'compute:servers:create:requested_destination'
+NETWORK_ATTACH_EXTERNAL = 'network:attach_external_network'
 
 
 def _rule(name: str, check: str, description: str, method: str, path: str
@@ -53,6 +54,12 @@ rules = [
         scope_types=['project'],
         deprecated_rule=base.deprecated('os_compute_api:os-flavor-extra-specs:index',
                                         base.RULE_ADMIN_OR_OWNER, since='25.0.0')),
+    policy.DocumentedRuleDefault(
+        name=NETWORK_ATTACH_EXTERNAL, check_str=base.ADMIN,
+        description='Attach an unshared external network to a server.',
+        operations=[{'method': 'POST', 'path': '/servers'},
+                    {'method': 'POST', 'path': '/servers/{server_id}/os-interface'}],
+        scope_types=['project']),
     _rule(SERVERS % 'show:host_status', base.ADMIN,
           'Show the host_status of servers (2.16).', 'GET', '/servers/{server_id}'),
     _rule(SERVERS % 'show:host_status:unknown-only', base.ADMIN,

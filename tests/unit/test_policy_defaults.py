@@ -379,7 +379,6 @@ NOT_SERVED = frozenset({
     'os_compute_api:servers:migrations:force_complete',
     # other APIs or checks novalite does not serve yet
     'compute:servers:resize:cross_cell',
-    'network:attach_external_network',
     'os_compute_api:os-admin-actions:inject_network_info',
     'os_compute_api:os-baremetal-nodes:list',
     'os_compute_api:os-baremetal-nodes:show',

@@ -1,15 +1,15 @@
 """A create's ``networks`` checked before anything is written: Nova's errors."""
 from __future__ import annotations
 
-import types
-
 import pytest
 
+from novalite import context as nl_context
 from novalite import exception
 from novalite.network import requests
 from tests.unit.network.neutron_double import NeutronDouble
 
-CONTEXT = types.SimpleNamespace(project_id='p1', is_admin=False, auth_token=None)
+CONTEXT = nl_context.RequestContext(user_id='u1', project_id='p1', roles=['member'])
+ADMIN = nl_context.RequestContext(user_id='a1', project_id='p1', roles=['admin'])
 
 
 def _network(neutron: NeutronDouble, name: str = 'private', **extra) -> dict:
@@ -61,6 +61,8 @@ def test_an_external_network_is_refused_to_non_admins(neutron):
     public = _network(neutron, 'public', **{'router:external': True})
     with pytest.raises(exception.ExternalNetworkAttachForbidden):
         requests.resolve(CONTEXT, [{'uuid': public['id']}], 1, 1)
+    # network:attach_external_network: administrators by default.
+    assert requests.resolve(ADMIN, [{'uuid': public['id']}], 1, 1)[1] == 1
 
 
 def test_unknown_security_groups_are_refused(neutron):
