@@ -97,9 +97,15 @@ def get_sort_params(req: Any, default_key: str = 'created_at', default_dir: str 
     """Sort keys and directions from repeated ``sort_key``/``sort_dir`` parameters.
 
     Keys without a direction take the last direction given (or the default).
+
+    :raises HTTPBadRequest: a direction other than ``asc`` or ``desc`` (Nova's message),
+        or more directions than keys
     """
     keys = [k.strip() for k in req.GET.getall('sort_key')] or [default_key]
     dirs = [d.strip() for d in req.GET.getall('sort_dir')] or [default_dir]
+    if any(d not in ('asc', 'desc') for d in dirs):
+        raise webob.exc.HTTPBadRequest(
+            explanation="Unknown sort direction, must be 'desc' or 'asc'")
     if len(dirs) > len(keys):
         raise webob.exc.HTTPBadRequest(
             explanation='Sort direction size exceeds sort key size')

@@ -71,6 +71,14 @@ class TestCreate:
             imageRef='http://glance/v2/images/%s' % IMAGE))
         assert resp.status_int == 400
 
+    def test_security_groups_without_a_name_are_no_group(self, app, compute):
+        """Regression: ``[{}]`` was a 500 (KeyError); Nova leaves such entries out."""
+        body = _body(security_groups=[{}, {'name': 'web'}, {}])
+        assert call(app, 'POST', '/v2.1/servers', body).status_int == 202
+        body = _body(security_groups=[{}])
+        assert call(app, 'POST', '/v2.1/servers', body).status_int == 202
+        assert [c['security_groups'] for c in _creates(compute)] == [['web'], []]
+
     def test_all_fields_are_passed_on(self, app, compute):
         user_data = base64.b64encode(b'#!/bin/sh\n').decode()
         body = _body(adminPass='s3cret', min_count='2', max_count=3, key_name='key',
@@ -260,6 +268,11 @@ class TestRead:
         assert call(app, 'GET', '/v2.1/servers?sort_key=host', token=ADMIN).status_int == 200
         assert call(app, 'GET', '/v2.1/servers?sort_key=nope').status_int == 400
         assert call(app, 'GET', '/v2.1/servers?sort_dir=asc&sort_dir=desc').status_int == 400
+        # Regression: any other direction was a 500 from the database layer.
+        bad = call(app, 'GET', '/v2.1/servers?sort_key=display_name&sort_dir=x')
+        assert bad.status_int == 400
+        assert bad.json['badRequest']['message'] == \
+            "Unknown sort direction, must be 'desc' or 'asc'"
 
     def test_unknown_query_parameters(self, app, compute):
         assert call(app, 'GET', '/v2.1/servers?bogus=1', version='2.74').status_int == 200

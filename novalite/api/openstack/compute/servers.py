@@ -185,7 +185,9 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
                 config_drive=(strutils.bool_from_string(config_drive, strict=True)
                               if config_drive is not None else None),
                 personality=server.get('personality'),
-                security_groups=[g['name'] for g in server.get('security_groups') or []],
+                # As Nova: an entry without a name is no group (the default applies).
+                security_groups=[g['name'] for g in server.get('security_groups') or []
+                                 if g.get('name')],
                 auto_disk_config=disk_config_from_api(server.get('OS-DCF:diskConfig')),
                 **requested)
         except exception.FlavorNotFound as exc:
