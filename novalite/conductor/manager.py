@@ -39,11 +39,11 @@ class ConductorManager(manager.Manager):
     @periodic_task.periodic_task(spacing=CONF.conductor.lost_build_check_interval,
                                  run_immediately=False)
     def _check_lost_builds(self, context: Any) -> None:
-        """End in ERROR the builds whose next message the bus lost (see lost_builds)."""
+        """Build again the builds that were lost (see lost_builds)."""
         if not CONF.conductor.build_request_timeout:
             return
-        lost_builds.bury_lost_build_requests(context)
-        lost_builds.fail_unclaimed_instances(context, self.compute_task_mgr.deps)
+        lost_builds.redrive_lost_build_requests(context, self.compute_task_mgr.deps)
+        lost_builds.redrive_unclaimed_instances(context, self.compute_task_mgr.deps)
 
     @staticmethod
     def _object_class(objname: str, object_versions: dict) -> type:

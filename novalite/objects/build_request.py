@@ -5,9 +5,13 @@ server while the conductor is still scheduling it.
 """
 from __future__ import annotations
 
+import datetime
+import enum
 import functools
 import types
+from typing import Any
 
+from oslo_utils import timeutils, versionutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
@@ -33,12 +37,37 @@ def _statements() -> types.SimpleNamespace:
         by_uuid=sa.select(table).where(table.c.instance_uuid == sa.bindparam('uuid')),
         all=sa.select(table),
         by_project=sa.select(table).where(table.c.project_id == sa.bindparam('project_id')),
-        delete=sa.delete(table).where(table.c.instance_uuid == sa.bindparam('uuid')))
+        delete=sa.delete(table).where(table.c.instance_uuid == sa.bindparam('uuid')),
+        # The conductor's build of a given attempt, unless its user deleted it.
+        current=sa.and_(table.c.instance_uuid == sa.bindparam('uuid'),
+                        table.c.attempt == sa.bindparam('b_attempt'),
+                        table.c.delete_requested == sa.false()))
+
+
+class Ownership(enum.Enum):
+    """Whether a conductor's build of a build request still counts."""
+
+    CURRENT = 'current'
+    DELETE_REQUESTED = 'delete requested'  # its user deleted it: the conductor cleans up
+    STALE = 'stale'  # it was re-driven: another attempt owns it now
+    GONE = 'gone'
 
 
 @base.NovaliteObjectRegistry.register
 class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
-    VERSION = '1.0'
+    """A server not yet in a cell.
+
+    A conductor *takes* it (one ``attempt``) before it schedules; when that conductor
+    died or its message was lost, the lost-build check *re-drives* it as the next
+    attempt, and the old attempt's conductor, if it was only slow, finds itself
+    ``STALE`` and lets go. A delete while a conductor holds it is only *requested*:
+    that conductor frees what it claimed and removes it, so that the server answers
+    404 only once nothing of it is left in Placement.
+    """
+
+    # 1.0: initial
+    # 1.1: attempt, taken_at, delete_requested
+    VERSION = '1.1'
 
     fields = {
         'id': fields.IntegerField(),
@@ -47,7 +76,16 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
         'user_id': fields.StringField(nullable=True),
         'instance': fields.ObjectField('Instance'),
         'tags': fields.ListOfStringsField(default=[]),
+        'attempt': fields.IntegerField(default=0),
+        'taken_at': fields.DateTimeField(nullable=True),
+        'delete_requested': fields.BooleanField(default=False),
     }
+
+    def obj_make_compatible(self, primitive: dict, target_version: str) -> None:
+        super().obj_make_compatible(primitive, target_version)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 1):
+            for name in ('attempt', 'taken_at', 'delete_requested'):
+                primitive.pop(name, None)
 
     @classmethod
     def _from_db_object(cls, context, row) -> BuildRequest:
@@ -87,6 +125,86 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
             row.instance = base.obj_to_json(self.instance)
             row.tags = base.to_json(self.tags if self.obj_attr_is_set('tags') else [])
         self.obj_reset_changes()
+
+    def _attempt(self) -> int:
+        return self.attempt if self.obj_attr_is_set('attempt') else 0
+
+    def _why_not_current(self, connection: Any) -> Ownership:
+        row = connection.execute(_statements().by_uuid, {'uuid': self.instance_uuid}).first()
+        if row is None:
+            return Ownership.GONE
+        if row.delete_requested:
+            return Ownership.DELETE_REQUESTED
+        return Ownership.STALE
+
+    def take(self) -> Ownership:
+        """Take this attempt's build (or renew the lease on it): ``CURRENT`` if it is
+        ours to build, else why not."""
+        from novalite.db.api import models as m
+        table = m.BuildRequest.__table__
+        now = timeutils.utcnow()
+        with engine.api_writer() as session:
+            connection = session.connection()
+            result = connection.execute(
+                table.update().where(_statements().current).values(taken_at=now),
+                {'uuid': self.instance_uuid, 'b_attempt': self._attempt()})
+            if result.rowcount:
+                self.taken_at = now.replace(tzinfo=datetime.UTC)
+                return Ownership.CURRENT
+            return self._why_not_current(connection)
+
+    def destroy_if_current(self) -> Ownership:
+        """Delete the row if this attempt still owns it (the build reached its cell)."""
+        from novalite.db.api import models as m
+        table = m.BuildRequest.__table__
+        with engine.api_writer() as session:
+            connection = session.connection()
+            result = connection.execute(table.delete().where(_statements().current),
+                                        {'uuid': self.instance_uuid,
+                                         'b_attempt': self._attempt()})
+            if result.rowcount:
+                return Ownership.CURRENT
+            return self._why_not_current(connection)
+
+    def redrive(self) -> bool:
+        """Make this the next attempt, not yet taken; False if someone else did, or
+        the row is gone."""
+        from novalite.db.api import models as m
+        table = m.BuildRequest.__table__
+        with engine.api_writer() as session:
+            result = session.connection().execute(
+                table.update().where(table.c.instance_uuid == self.instance_uuid,
+                                     table.c.attempt == self._attempt())
+                .values(attempt=table.c.attempt + 1, taken_at=None,
+                        updated_at=timeutils.utcnow()))
+        if not result.rowcount:
+            return False
+        self.attempt = self._attempt() + 1
+        self.taken_at = None
+        return True
+
+    @classmethod
+    def delete_or_request(cls, context, instance_uuid: str) -> bool:
+        """The API's delete of a server still being scheduled: True if the row was
+        deleted (no conductor had taken it, so nothing was claimed for it), False if a
+        conductor holds it and was asked to finish the delete.
+
+        :raises BuildRequestNotFound: the server is no longer a build request.
+        """
+        from novalite.db.api import models as m
+        table = m.BuildRequest.__table__
+        with engine.api_writer() as session:
+            connection = session.connection()
+            result = connection.execute(table.delete().where(
+                table.c.instance_uuid == instance_uuid, table.c.taken_at.is_(None)))
+            if result.rowcount:
+                return True
+            result = connection.execute(
+                table.update().where(table.c.instance_uuid == instance_uuid)
+                .values(delete_requested=True))
+        if not result.rowcount:
+            raise exception.BuildRequestNotFound(uuid=instance_uuid)
+        return False
 
     def destroy(self) -> None:
         """Delete the row; ``BuildRequestNotFound`` if it was already gone.

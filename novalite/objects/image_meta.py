@@ -48,3 +48,12 @@ class ImageMeta(base.NovaliteObject):
         obj.properties = props
         obj.obj_reset_changes()
         return obj
+
+    def to_dict(self) -> dict[str, Any]:
+        """A Glance v2 image body again (what ``from_dict`` read), for a build re-driven
+        from its RequestSpec: the fields set, the properties at the top level."""
+        image: dict[str, Any] = {name: getattr(self, name) for name in self.fields
+                                 if name != 'properties' and self.obj_attr_is_set(name)}
+        if self.obj_attr_is_set('properties'):
+            image.update(self.properties)
+        return image

@@ -15,7 +15,8 @@ from novalite.objects import base
 class RequestSpec(base.NovaliteObject):
     # 1.0: initial
     # 1.1: security_groups
-    VERSION = '1.1'
+    # 1.2: requested_networks
+    VERSION = '1.2'
 
     fields = {
         'id': fields.IntegerField(),
@@ -38,12 +39,17 @@ class RequestSpec(base.NovaliteObject):
         # The security group names the create asked for; the compute host gives them to
         # the ports it creates (and again after a reschedule).
         'security_groups': fields.ListOfStringsField(default=[]),
+        # The create's network requests as the API resolved them: a build the conductor
+        # re-drives after its message was lost has nothing else to take them from.
+        'requested_networks': fields.ListOfDictOfNullableStringsField(default=[]),
     }
 
     def obj_make_compatible(self, primitive: dict, target_version: str) -> None:
         super().obj_make_compatible(primitive, target_version)
         if versionutils.convert_version_to_tuple(target_version) < (1, 1):
             primitive.pop('security_groups', None)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 2):
+            primitive.pop('requested_networks', None)
 
     @classmethod
     def from_components(cls, context, instance_uuid: str, image, flavor, num_instances: int,

@@ -7,6 +7,7 @@ instance either handed to a host or in ERROR with a fault, and no allocation beh
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any
 
@@ -18,9 +19,11 @@ from novalite import context as nl_context
 from novalite import exception, objects, quota, utils
 from novalite.compute import instance_actions, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
+from novalite.conductor.tasks import transient
 from novalite.conf import CONF
 from novalite.db import engine
 from novalite.objects import instance_fault
+from novalite.objects.build_request import Ownership
 from novalite.scheduler.client import query, report
 
 LOG = logging.getLogger(__name__)
@@ -66,28 +69,101 @@ def _scheduling_error(exc: Exception) -> Exception:
     return exc
 
 
-def free_allocations(deps: Dependencies, context: Any, uuids: list[str]) -> None:
+def free_allocations(deps: Dependencies, context: Any, uuids: list[str],
+                     until: float | None = None) -> None:
+    """Delete the allocations of ``uuids``, retrying an unreachable Placement until
+    ``until`` (a build's deadline) when given."""
     for uuid in uuids:
         try:
-            deps.reportclient.delete_allocation_for_instance(context, uuid)
-        except Exception:
-            LOG.exception('Could not delete the allocations of %s; the heal task will', uuid)
+            if until is None:
+                deps.reportclient.delete_allocation_for_instance(context, uuid)
+            else:
+                transient.call('Freeing the allocations of %s' % uuid, functools.partial(
+                    deps.reportclient.delete_allocation_for_instance, context, uuid), until)
+        except Exception as exc:
+            LOG.warning('Could not delete the allocations of %s; the heal task will: %s',
+                        uuid, exc)
+
+
+def finish_requested_delete(deps: Dependencies, context: Any, build_request: Any,
+                            until: float) -> None:
+    """Its user deleted a server this conductor held: free what its scheduling
+    claimed, then remove it, so it answers 404 only with nothing left in Placement."""
+    uuid = build_request.instance_uuid
+    LOG.info('Instance %s was deleted while it was scheduled; cleaning up', uuid)
+    free_allocations(deps, context, [uuid], until)
+    with engine.api_transaction():
+        try:
+            build_request.destroy()
+        except exception.BuildRequestNotFound:
+            pass
+        try:
+            mapping = objects.InstanceMapping.get_by_instance_uuid(context, uuid)
+            mapping.queued_for_delete = True
+            mapping.save()
+        except exception.InstanceMappingNotFound:
+            pass
+
+
+def _let_go(deps: Dependencies, context: Any, build_request: Any, state: Ownership,
+            until: float) -> None:
+    """This attempt no longer owns ``build_request``: finish its user's delete, or
+    leave it to the attempt that does."""
+    if state is Ownership.DELETE_REQUESTED:
+        finish_requested_delete(deps, context, build_request, until)
+    elif state is Ownership.STALE:
+        LOG.warning('Build request %s was built again meanwhile (its hold expired); '
+                    'leaving it to that build', build_request.instance_uuid)
+
+
+def _take(deps: Dependencies, context: Any, build_requests: list, request_specs: list,
+          until: float) -> tuple[list, list]:
+    """The build requests (and their specs) this conductor now holds."""
+    taken: tuple[list, list] = ([], [])
+    for build_request, spec in zip(build_requests, request_specs, strict=True):
+        state = transient.call('Taking build request %s' % build_request.instance_uuid,
+                               build_request.take, until)
+        if state is Ownership.CURRENT:
+            taken[0].append(build_request)
+            taken[1].append(spec)
+        else:
+            _let_go(deps, context, build_request, state, until)
+    return taken
 
 
 def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
                        request_specs: list, image: dict | None, admin_password: str | None,
                        injected_files: list, requested_networks: Any) -> None:
+    until = transient.deadline()
+    build_requests, request_specs = _take(deps, context, build_requests, request_specs,
+                                          until)
+    if not build_requests:
+        return
     uuids = [br.instance_uuid for br in build_requests]
     utils.hop('conductor.received', uuids)
+
+    def before_retry() -> None:
+        # A scheduler that died after claiming left allocations the next claim would
+        # collide with; and the hold on the build requests is renewed.
+        for build_request in build_requests:
+            build_request.take()
+        for uuid in uuids:
+            deps.reportclient.delete_allocation_for_instance(context, uuid)
+
     try:
-        host_lists = deps.query_client.select_destinations(
-            context, request_specs[0], uuids, return_objects=True, return_alternates=True)
+        host_lists = transient.call(
+            'Scheduling %s' % ', '.join(uuids), functools.partial(
+                deps.query_client.select_destinations, context, request_specs[0], uuids,
+                return_objects=True, return_alternates=True), until, before_retry)
         utils.hop('conductor.selected', uuids)
     except Exception as exc:
         error = _scheduling_error(exc)
         LOG.warning('Scheduling %s failed: %s', uuids, error)
+        if transient.is_transient(exc):
+            # A scheduler that timed out may have claimed before it stopped answering.
+            free_allocations(deps, context, uuids)
         for build_request, spec in zip(build_requests, request_specs, strict=True):
-            _bury_or_log(context, build_request, spec, error)
+            _bury_or_log(deps, context, build_request, spec, error, until)
         return
 
     created: list[tuple[Any, Any, Any, list]] = []
@@ -96,11 +172,11 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
         selection = host_list[0]
         try:
             cell = _cell_mapping(context, selection.cell_uuid)
-            instance = _create_in_cell(deps, context, build_request, cell, selection)
+            instance = _create_in_cell(deps, context, build_request, cell, selection, until)
         except Exception as exc:
             LOG.exception('Could not create %s in its cell', build_request.instance_uuid)
-            free_allocations(deps, context, [build_request.instance_uuid])
-            _bury_or_log(context, build_request, spec, exc)
+            free_allocations(deps, context, [build_request.instance_uuid], until)
+            _bury_or_log(deps, context, build_request, spec, exc, until)
             continue
         if instance is not None:
             created.append((instance, spec, cell, host_list))
@@ -132,7 +208,7 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             except Exception as exc:
                 LOG.exception('Could not hand %s to %s', instance.uuid,
                               selection.service_host)
-                free_allocations(deps, context, [instance.uuid])
+                free_allocations(deps, context, [instance.uuid], until)
                 _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
 
 
@@ -157,15 +233,59 @@ def _filter_properties(host_list: list) -> dict:
                                                    for s in host_list[:1]]}}
 
 
+class _NotOurs(Exception):
+    """The build request changed hands while the instance was created in its cell."""
+
+    def __init__(self, state: Ownership) -> None:
+        super().__init__(state.value)
+        self.state = state
+
+
 def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: Any,
-                    selection: Any) -> Any:
-    """Create the instance in ``cell`` and map it there; None if the user deleted it
-    meanwhile (then nothing is left behind)."""
+                    selection: Any, until: float) -> Any:
+    """Create the instance in ``cell`` and map it there; None if this attempt no longer
+    owns the build (its user deleted it: then nothing is left behind)."""
+    state = transient.call('Taking build request %s' % build_request.instance_uuid,
+                           build_request.take, until)
+    if state is not Ownership.CURRENT:
+        _let_go(deps, context, build_request, state, until)
+        return None
     instance = build_request.instance
     if not instance.availability_zone:
         instance.availability_zone = selection.availability_zone
-    with nl_context.target_cell(context, cell) as cctxt, engine.cell_transaction(cctxt):
+    with nl_context.target_cell(context, cell) as cctxt:
         instance._context = cctxt
+        instance = transient.call(
+            'Creating %s in cell %s' % (instance.uuid, cell.name),
+            functools.partial(_create_instance, cctxt, instance, selection), until)
+    try:
+        transient.call('Mapping %s to cell %s' % (instance.uuid, cell.name),
+                       functools.partial(_map, context, build_request, cell), until)
+    except _NotOurs as exc:
+        if exc.state is Ownership.DELETE_REQUESTED:
+            with nl_context.target_cell(context, cell) as cctxt:
+                instance._context = cctxt
+                instance.destroy()
+        # A stale attempt leaves the row: the current one adopts it.
+        _let_go(deps, context, build_request, exc.state, until)
+        return None
+    return instance
+
+
+def _create_instance(cctxt: Any, instance: Any, selection: Any) -> Any:
+    """Create the instance's row, or adopt the one an earlier attempt of this build
+    created before its conductor died (not yet mapped, never handed to a host)."""
+    try:
+        existing = objects.Instance.get_by_uuid(cctxt, instance.uuid)
+    except exception.InstanceNotFound:
+        existing = None
+    if existing is not None:
+        if existing.vm_state != vm_states.BUILDING or existing.host:
+            raise exception.InstanceExists(name=instance.uuid)
+        LOG.info('Instance %s was created in its cell by an earlier attempt of its '
+                 'build; adopting it', instance.uuid)
+        return existing
+    with engine.cell_transaction(cctxt):
         instance.create()
         # The scheduling is done: its event starts and ends here (a failure later, the
         # quota recheck or the cast, marks it Error). The host's build event starts as
@@ -174,22 +294,17 @@ def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: 
             cctxt, instance.uuid, instance_actions.CREATE,
             [(SCHEDULE_EVENT, CONF.host, 'Success'),
              (BUILD_EVENT, selection.service_host, None)])
-    with engine.api_transaction():
-        objects.InstanceMapping.set_cell(context, instance.uuid, cell)
-        try:
-            build_request.destroy()
-            deleted = False
-        except exception.BuildRequestNotFound:
-            deleted = True
-    if deleted:
-        LOG.info('Instance %s was deleted while it was scheduled; cleaning up',
-                 instance.uuid)
-        with nl_context.target_cell(context, cell) as cctxt:
-            instance._context = cctxt
-            instance.destroy()
-        free_allocations(deps, context, [instance.uuid])
-        return None
     return instance
+
+
+def _map(context: Any, build_request: Any, cell: Any) -> None:
+    """Point the mapping at ``cell`` and remove the build request, together, if this
+    attempt still owns it; else change nothing and raise :class:`_NotOurs`."""
+    with engine.api_transaction():
+        objects.InstanceMapping.set_cell(context, build_request.instance_uuid, cell)
+        state = build_request.destroy_if_current()
+        if state is not Ownership.CURRENT:
+            raise _NotOurs(state)
 
 
 def set_error(context: Any, instance: Any, error: BaseException, event: str,
@@ -220,9 +335,17 @@ def _not_handed(context: Any, instance: Any, error: BaseException, event: str) -
         pass
 
 
-def _bury_or_log(context: Any, build_request: Any, spec: Any, error: BaseException) -> None:
+def _bury_or_log(deps: Dependencies, context: Any, build_request: Any, spec: Any,
+                 error: BaseException, until: float) -> None:
     try:
-        bury_in_cell0(context, build_request, spec, error)
+        state = transient.call('Taking build request %s' % build_request.instance_uuid,
+                               build_request.take, until)
+        if state is not Ownership.CURRENT:
+            _let_go(deps, context, build_request, state, until)
+            return
+        transient.call('Putting %s in cell0' % build_request.instance_uuid,
+                       functools.partial(bury_in_cell0, context, build_request, spec, error),
+                       until)
     except Exception:
         LOG.exception('Could not put %s in cell0 (the error was: %s)',
                       build_request.instance_uuid, error)
@@ -237,21 +360,32 @@ def bury_in_cell0(context: Any, build_request: Any, spec: Any, error: BaseExcept
     instance.task_state = None
     with nl_context.target_cell(context, cell0) as cctxt:
         instance._context = cctxt
-        instance.create()
-        objects.InstanceAction.action_start(cctxt, instance.uuid, instance_actions.CREATE,
-                                            want_result=False)
-        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT,
-                                                host=CONF.host)
-        set_error(cctxt, instance, error, SCHEDULE_EVENT)
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    mapping.cell_mapping = cell0
-    mapping.save()
+        try:
+            # What an earlier try left (its answer lost) is finished, not made twice.
+            instance = objects.Instance.get_by_uuid(cctxt, instance.uuid)
+        except exception.InstanceNotFound:
+            instance.create()
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.CREATE, want_result=False)
+            objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT,
+                                                    host=CONF.host)
+            set_error(cctxt, instance, error, SCHEDULE_EVENT)
     try:
-        build_request.destroy()
-    except exception.BuildRequestNotFound:
+        _map(context, build_request, cell0)
+    except _NotOurs as exc:
         with nl_context.target_cell(context, cell0) as cctxt:
             instance._context = cctxt
             instance.destroy()
+        if exc.state is Ownership.DELETE_REQUESTED:
+            with engine.api_transaction():
+                try:
+                    build_request.destroy()
+                except exception.BuildRequestNotFound:
+                    pass
+                mapping = objects.InstanceMapping.get_by_instance_uuid(context,
+                                                                       instance.uuid)
+                mapping.queued_for_delete = True
+                mapping.save()
 
 
 def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
@@ -266,14 +400,27 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
     retry = dict(filter_properties.get('retry') or {})
     failures = _failures(retry)
     remaining = list(host_list)
+    if not remaining and retry.get('num_attempts', 1) < CONF.scheduler.max_attempts:
+        # No alternates came with it (a build re-driven after its host restarted or its
+        # message was lost, or a first choice without any): choose again.
+        request_spec = request_spec or objects.RequestSpec.get_by_instance_uuid(
+            context, instance.uuid)
+        image = image if image is not None else _image_of(request_spec)
+        if requested_networks is None:
+            requested_networks = requested_networks_of(request_spec)
+        remaining = _schedule_again(deps, context, instance, request_spec, failures,
+                                    bool(retry.get('redrive')))
+    # The scheduler claimed its first choice itself; alternates are claimed here.
+    scheduled = bool(remaining) and not host_list
     while remaining:
         selection = remaining.pop(0)
         alloc_req = jsonutils.loads(selection.allocation_request) \
             if selection.allocation_request else None
         try:
-            claimed = alloc_req is not None and deps.reportclient.claim_resources(
+            claimed = scheduled or (alloc_req is not None and deps.reportclient.claim_resources(
                 context, instance.uuid, alloc_req, instance.project_id, instance.user_id,
-                allocation_request_version=selection.allocation_request_version)
+                allocation_request_version=selection.allocation_request_version))
+            scheduled = False
         except exception.PlacementAPIConnectFailure as exc:
             failures.append([selection.service_host, 'its resources could not be claimed: '
                              + exc.format_message()])
@@ -314,6 +461,46 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
             '; '.join('%s: %s' % (host, reason) for host, reason in failures)))
     set_error(context, instance, error, RESCHEDULE_EVENT)
     free_allocations(deps, context, [instance.uuid])
+
+
+def requested_networks_of(request_spec: Any) -> list[dict]:
+    """The create's network requests the spec kept (none in a spec older than 1.2)."""
+    if not request_spec.obj_attr_is_set('requested_networks'):
+        return []
+    return [dict(r) for r in request_spec.requested_networks]
+
+
+def _image_of(request_spec: Any) -> dict | None:
+    image = request_spec.image if request_spec.obj_attr_is_set('image') else None
+    return image.to_dict() if image is not None else None
+
+
+def _schedule_again(deps: Dependencies, context: Any, instance: Any, request_spec: Any,
+                    failures: list[list[str]], redrive: bool) -> list:
+    """New selections for ``instance``, leaving out the hosts its build failed on (not
+    the one a re-drive comes from: that host did not fail the build, it lost it); []
+    when none is left (the failures then say why)."""
+    tried = [host for host, _reason in (failures[:-1] if redrive else failures)]
+    request_spec.ignore_hosts = sorted(set(tried))
+    uuid = instance.uuid
+    try:
+        # Whatever the lost build still held would collide with the new claim.
+        return transient.call(
+            'Scheduling %s again' % uuid, functools.partial(
+                _select_one, deps, context, request_spec, uuid),
+            transient.deadline())[0]
+    except exception.NoValidHost as exc:
+        failures.append(['(scheduler)', exc.format_message()])
+    except Exception as exc:
+        failures.append(['(scheduler)', _scheduling_error(exc).__str__()])
+    return []
+
+
+def _select_one(deps: Dependencies, context: Any, request_spec: Any, uuid: str) -> list:
+    deps.reportclient.delete_allocation_for_instance(context, uuid)
+    return deps.query_client.select_destinations(context, request_spec, [uuid],
+                                                 return_objects=True,
+                                                 return_alternates=True)
 
 
 def _failures(retry: dict) -> list[list[str]]:
