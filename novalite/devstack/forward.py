@@ -59,7 +59,7 @@ def listen_in(netns: str, ports: Sequence[int]) -> dict[int, socket.socket]:
     return sockets
 
 
-async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  other: asyncio.StreamWriter) -> None:
     """Copy ``reader`` to ``writer`` until EOF (passed on as a half-close); on an error
     drop both connections."""
@@ -82,8 +82,8 @@ async def _connection(port: int, reader: asyncio.StreamReader,
         # Refused upstream: the client sees its connection closed at once.
         writer.transport.abort()
         return
-    await asyncio.gather(_relay(reader, up_writer, writer),
-                         _relay(up_reader, writer, up_writer))
+    await asyncio.gather(relay(reader, up_writer, writer),
+                         relay(up_reader, writer, up_writer))
     for each in (writer, up_writer):
         each.close()
 

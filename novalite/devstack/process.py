@@ -7,7 +7,8 @@ import shlex
 
 from novalite.allinone.process import Process, child_env, group_alive, kill_group
 
-__all__ = ['Process', 'child_env', 'group_alive', 'kill_group', 'unit_command']
+__all__ = ['Process', 'child_env', 'group_alive', 'kill_group', 'unit_command',
+           'unit_restart_delay']
 
 # What the unit files in etc/systemd/ say, and what the harness puts in their place.
 UNIT_BIN_DIR = '/opt/novalite/.venv/bin/'
@@ -31,3 +32,30 @@ def unit_command(unit_file: str, bin_dir: str, config_file: str) -> list[str]:
                          % (unit_file, starts[0], UNIT_BIN_DIR, UNIT_CONFIG_FILE))
     argv[0] = os.path.join(bin_dir, argv[0][len(UNIT_BIN_DIR):])
     return [config_file if arg == UNIT_CONFIG_FILE else arg for arg in argv]
+
+
+def _unit_settings(unit_file: str) -> dict[str, str]:
+    """The ``key=value`` lines of a unit file (the last one of a key wins)."""
+    with open(unit_file) as unit:
+        pairs = [line.strip().split('=', 1) for line in unit
+                 if '=' in line and not line.lstrip().startswith(('#', ';'))]
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def unit_restart_delay(unit_file: str) -> float:
+    """Seconds after which systemd starts a unit's daemon again when it was killed.
+
+    :raises ValueError: the unit does not restart a daemon killed by a signal
+        (``Restart=`` neither ``on-failure``, ``on-abnormal`` nor ``always``), so a
+        test that counts on it cannot pass silently
+    """
+    settings = _unit_settings(unit_file)
+    restart = settings.get('Restart', 'no')
+    if restart not in ('on-failure', 'on-abnormal', 'always'):
+        raise ValueError('%s: Restart=%s does not restart a killed daemon'
+                         % (unit_file, restart))
+    # systemd's default RestartSec is 100 ms; the units name seconds ("2", "2s").
+    value = settings.get('RestartSec', '100ms')
+    if value.endswith('ms'):
+        return float(value[:-2]) / 1000
+    return float(value.rstrip('s'))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import configparser
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -29,14 +30,15 @@ from urllib.parse import urlsplit
 
 import requests
 import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 
 from novalite.allinone import glance as glance_process
 from novalite.allinone.ovn import NetworkRecord
-from novalite.devstack import backends, config, process
+from novalite.devstack import backends, config, dbgate, process
 from novalite.devstack.keystone import KeystoneProcess
 from novalite.devstack.neutron import KeystoneAuth, NeutronEnvironment
 from novalite.devstack.placement import PlacementProcess
-from novalite.devstack.teardown import leftovers, teardown
+from novalite.devstack.teardown import DB_GATE, leftovers, teardown
 
 PREFIX = 'nlds_'
 UNIT_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', 'etc',
@@ -76,6 +78,9 @@ class Stack:
     :param before_daemons: called with the stack once everything the novalite daemons
         use runs (the network environment too) and their config files are written,
         just before they start: e.g. to start a hypervisor in a host's namespace
+    :param db_gate: every daemon (Placement and ``novalite-manage`` too) reaches the
+        database server through a gate the tests can close (``close_database``), a
+        database outage (``novalite.devstack.dbgate``); ``query`` still goes direct
     """
 
     def __init__(self, state_dir: str, backend: str = 'mysql',
@@ -87,7 +92,7 @@ class Stack:
                  placement_isolation: str = 'default', network: bool = False,
                  netns_computes: bool = False,
                  before_daemons: Callable[[Stack], None] | None = None,
-                 config_files: tuple[str, ...] = ()) -> None:
+                 config_files: tuple[str, ...] = (), db_gate: bool = False) -> None:
         """:param placement_gunicorn: Placement's (workers, threads per worker).
         :param placement_isolation: Placement's transaction isolation on MySQL/MariaDB,
             a key of ``placement.ISOLATIONS``.
@@ -120,7 +125,12 @@ class Stack:
         self.record: dict[str, Any] = {'name': self.name, 'backend': backend,
                                        'databases': [], 'vhost': None, 'pids': {}}
         self.daemons: dict[str, process.Process] = {}
+        # The databases as the tests reach them (directly), and as the daemons do
+        # (through the gate, when there is one).
         self.db_urls: dict[str, str] = {}
+        self.daemon_db_urls: dict[str, str] = {}
+        self.db_gate = db_gate
+        self._db_gate_state = ''
         self.placement: PlacementProcess | None = None
         self.glance: glance_process.GlanceProcess | None = None
         self.api_port = 0
@@ -165,6 +175,7 @@ class Stack:
                 keystone=self._neutron_keystone())
             self.neutron.check()
         transport_url = self._make_vhost_and_databases()
+        self._start_db_gate()
         if self.neutron is not None:
             # OVS/OVN and Neutron's schema take seconds too: beside Glance and Placement.
             self.neutron.start_background()
@@ -213,10 +224,35 @@ class Stack:
             self.record['databases'].append(db_name)
             self._save()
             self.db_urls[label] = backends.create_database(self.backend, db_name)
+        self.daemon_db_urls = dict(self.db_urls)
         return transport_url
 
+    def _start_db_gate(self) -> None:
+        """With ``db_gate``: the gate in front of the database server, and the daemons'
+        database URLs pointed at it."""
+        if not self.db_gate:
+            return
+        server = make_url(self.db_urls['api'])
+        port = glance_process.free_port()
+        state_dir = os.path.join(self.etc_dir, DB_GATE)
+        os.makedirs(state_dir, exist_ok=True)
+        self._db_gate_state = os.path.join(state_dir, 'state')
+        gate = process.Process(DB_GATE, [
+            sys.executable, '-m', 'novalite.devstack.dbgate', '--state-file',
+            self._db_gate_state, str(port), server.host or '127.0.0.1',
+            str(server.port or DEFAULT_PORTS[server.get_backend_name()])],
+            os.path.join(self.log_dir, DB_GATE + '.log'))
+        self.daemons[DB_GATE] = gate
+        gate.start()
+        assert gate.pid is not None
+        self._record_pid(DB_GATE, gate.pid)
+        self._wait_db_gate(dbgate.OPEN)
+        self.daemon_db_urls = {
+            label: make_url(url).set(host='127.0.0.1', port=port).render_as_string(
+                hide_password=False) for label, url in self.db_urls.items()}
+
     def _start_placement(self) -> None:
-        self.placement = PlacementProcess(self.state_dir, self.db_urls['placement'],
+        self.placement = PlacementProcess(self.state_dir, self.daemon_db_urls['placement'],
                                           glance_process.free_port(), self.bin_dir,
                                           os.path.join(self.log_dir, 'placement.log'),
                                           *self.placement_gunicorn,
@@ -259,7 +295,8 @@ class Stack:
     def _configure(self, transport_url: str) -> None:
         """Each daemon's config file, then the schemas and cells (novalite-manage)."""
         assert self.placement is not None
-        base = config.base_conf(transport_url, self.db_urls['api'], self.db_urls['cell1'],
+        base = config.base_conf(transport_url, self.daemon_db_urls['api'],
+                                self.daemon_db_urls['cell1'],
                                 self.api_port, self.placement.url, self.glance_url)
         if self.neutron is not None:
             base = config.merge(base, self.neutron.daemon_conf())
@@ -328,7 +365,7 @@ class Stack:
     def _service_ports(self, transport_url: str) -> list[int]:
         """The ports on 127.0.0.1 of what the daemons use."""
         assert self.placement is not None
-        urls = [transport_url, *self.db_urls.values(), self.placement.url,
+        urls = [transport_url, *self.daemon_db_urls.values(), self.placement.url,
                 self.glance_url, self.api_url]
         if self.neutron is not None:
             urls.append(self.neutron.url)
@@ -547,6 +584,22 @@ class Stack:
         self.stop(name)
         self.start(name)
 
+    def crash(self, name: str, wait: bool = True) -> float:
+        """kill -9 a daemon, then start it again as its systemd unit would: after the
+        unit's ``RestartSec`` (the units say ``Restart=on-failure``, and a SIGKILL is a
+        failure). Returns that delay.
+
+        :param wait: return once the restarted daemon heartbeats (else once started)
+        """
+        delay = process.unit_restart_delay(self._unit(name))
+        before = self.report_count(*self._service_key(name))
+        self.kill(name)
+        time.sleep(delay)
+        self.start(name, wait=False)
+        if wait:
+            self.wait_up(name, before)
+        return delay
+
     def stop_placement(self) -> None:
         assert self.placement is not None
         self.placement.stop()
@@ -555,6 +608,40 @@ class Stack:
         assert self.placement is not None
         self.placement.start()
         self._record_pid('placement', self.placement.process.pid)
+
+    def close_database(self) -> None:
+        """A database outage (needs ``db_gate``): new connections of the daemons to
+        the database server are refused and their open ones reset, until
+        ``open_database``; returns once in effect."""
+        self._signal_db_gate(signal.SIGUSR1, dbgate.CLOSED)
+
+    def open_database(self) -> None:
+        """End the outage ``close_database`` began; returns once connections pass."""
+        self._signal_db_gate(signal.SIGUSR2, dbgate.OPEN)
+
+    def _signal_db_gate(self, sig: int, state: str) -> None:
+        if not self.db_gate:
+            raise RuntimeError('the stack has no database gate (Stack(db_gate=True))')
+        gate = self.daemons[DB_GATE]
+        if not gate.running():
+            raise RuntimeError('the database gate exited:\n%s' % gate.tail())
+        # A stale state (the same as wanted) must not be taken for the change.
+        os.remove(self._db_gate_state)
+        gate.signal(sig)
+        self._wait_db_gate(state)
+
+    def _wait_db_gate(self, state: str) -> None:
+        gate = self.daemons[DB_GATE]
+
+        def in_effect() -> bool:
+            if not gate.running():
+                raise RuntimeError('the database gate exited:\n%s' % gate.tail())
+            try:
+                with open(self._db_gate_state) as current:
+                    return current.read().split()[0] == state
+            except (OSError, IndexError):
+                return False
+        self.wait_for(in_effect, 30, 'the database gate to be %s' % state, 0.02)
 
     def close_bus_connections(self) -> None:
         """Drop every RabbitMQ connection of this stack's vhost."""

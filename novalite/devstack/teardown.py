@@ -16,6 +16,9 @@ from novalite.devstack.placement import PlacementProcess
 
 # The daemons relaying the services into a compute's namespace (``forward-<host>``).
 FORWARDER = 'forward-'
+# The gate between the daemons and the database server (``novalite.devstack.dbgate``):
+# stopped last too, so that no daemon's graceful stop meets an outage.
+DB_GATE = 'dbgate'
 
 
 def teardown(record: dict[str, Any], state_dir: str,
@@ -39,11 +42,11 @@ def teardown(record: dict[str, Any], state_dir: str,
     # The API first (no new work), computes and services next, the servers they use last
     # and, after them, the forwarders that carry a namespaced compute's connections.
     order = sorted(handled | orphans, key=lambda n: (
-        n.startswith(FORWARDER), n != 'api', not n.startswith('compute-'),
+        n.startswith(FORWARDER) or n == DB_GATE, n != 'api', not n.startswith('compute-'),
         n in ('placement', 'glance')))
     # SIGTERM to all first: each daemon's graceful stop takes seconds, in parallel.
     for name in order:
-        if name.startswith(FORWARDER):
+        if name.startswith(FORWARDER) or name == DB_GATE:
             continue  # stopped last, in order
         try:
             if name in daemons:
