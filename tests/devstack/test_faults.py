@@ -95,6 +95,9 @@ def test_compute_killed_during_a_build(stack):
 
         view = clients.wait_settled(stack, [sid], SETTLE_TIMEOUT)[sid]
         assert view['OS-EXT-SRV-ATTR:host'] == 'hostA'
+        # Issue 20: a build a compute restart interrupted is re-driven when the cloud
+        # has room (here on hostA again, the host it was asked for), not put in ERROR.
+        assert view['status'] == 'ACTIVE', (view.get('fault'), where_stuck(stack, sid))
         assert_settled(stack, {sid: view})
         clients.delete_all(stack, [sid])
         assert clients.allocations(stack, sid) == {}
