@@ -3,21 +3,47 @@
 Limits come from, in order: per-user rows (``project_user_quotas``), per-project rows
 (``quotas``), the ``default`` quota class (``quota_classes``), then ``[quota]`` options.
 Usage of instances, cores and ram is counted in every cell plus the build requests
-not yet in a cell; key pairs and server groups in the API database. The API checks
-before creating; the conductor checks again after, so that concurrent requests cannot
-together pass a limit.
+not yet in a cell, each server once; key pairs and server groups in the API database.
+
+Concurrent creates of one project count and insert one at a time (``project_lock``): a
+row per project in the API database, locked by the create that counts, so that the
+servers it admits are written before the next create counts them. M creates where N
+fit get N servers and M - N answers of 403, not M accepted builds that a later check
+fails. The conductor still checks again after creating the instances, for a limit
+lowered meanwhile.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, delete, func, literal_column, select, union_all
+from oslo_concurrency import lockutils
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+from sqlalchemy import (
+    bindparam,
+    delete,
+    func,
+    literal_column,
+    or_,
+    select,
+    union_all,
+    update,
+)
 
 from novalite import exception
+from novalite.compute import task_states
 from novalite.conf import CONF
 from novalite.db import engine
 from novalite.db.api import models as api_models
+from novalite.db.main import models as main_models
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from novalite.context import RequestContext
 
 COUNTED = ('instances', 'cores', 'ram')
 DEFAULT_CLASS = 'default'
@@ -152,27 +178,58 @@ def set_class_limits(quota_class: str, limits: dict[str, int]) -> None:
                                                   hard_limit=hard_limit))
 
 
-def _count_instances(context: Any, project_id: str, user_id: str | None) -> dict[str, int]:
+def _count_instances(context: RequestContext, project_id: str,
+                     user_id: str | None) -> dict[str, int]:
+    """instances, cores and ram of the project (or of one of its users), each server
+    counted once.
+
+    Build requests are read first, then the cells: the conductor creates an instance in
+    its cell before it deletes the build request, so a server moving from one to the
+    other is found in the first read, or in both (and counted once, as a build request),
+    never in neither. A server being deleted (task state ``deleting``) no longer counts:
+    its place is free as soon as the delete is accepted.
+    """
     from novalite import context as nl_context
     from novalite import objects
     usage = dict.fromkeys(COUNTED, 0)
-    scope = 'user' if user_id else 'project'
-    results = nl_context.scatter_gather_cells(
-        context, list(objects.CellMappingList.get_all(context)), 30,
-        lambda cctxt: objects.InstanceList.get_counts(cctxt, project_id, user_id))
-    for result in results.values():
-        if not isinstance(result, dict):
-            raise exception.CellTimeout()
-        for key in COUNTED:
-            usage[key] += result[scope][key]
+    building: list[str] = []
     for build_request in objects.BuildRequestList.get_all(context, project_id=project_id):
         if user_id and build_request.user_id != user_id:
             continue
         instance = build_request.instance
+        building.append(build_request.instance_uuid)
         usage['instances'] += 1
         usage['cores'] += instance.vcpus or 0
         usage['ram'] += instance.memory_mb or 0
+    query = _cell_usage_query(project_id, user_id, building)
+    results = nl_context.scatter_gather_cells(
+        context, list(objects.CellMappingList.get_all(context)), 30,
+        lambda cctxt: _cell_usage(cctxt, query))
+    for result in results.values():
+        if not isinstance(result, tuple):
+            raise exception.CellTimeout()
+        for key, value in zip(COUNTED, result, strict=True):
+            usage[key] += value
     return usage
+
+
+def _cell_usage_query(project_id: str, user_id: str | None, building: list[str]) -> Any:
+    instance = main_models.Instance
+    query = select(func.count(instance.id), func.coalesce(func.sum(instance.vcpus), 0),
+                   func.coalesce(func.sum(instance.memory_mb), 0)).where(
+        instance.deleted == 0, instance.project_id == project_id,
+        or_(instance.task_state.is_(None), instance.task_state != task_states.DELETING))
+    if user_id:
+        query = query.where(instance.user_id == user_id)
+    if building:
+        query = query.where(instance.uuid.not_in(building))
+    return query
+
+
+def _cell_usage(context: RequestContext, query: Any) -> tuple[int, int, int]:
+    with engine.cell_connection(context) as connection:
+        count, cores, ram = connection.execute(query).one()
+    return int(count), int(cores), int(ram)
 
 
 def count_usage(context: Any, project_id: str) -> dict[str, int]:
@@ -242,3 +299,46 @@ def headroom(context: Any, deltas: dict[str, int], project_id: str,
                 allowed=', '.join(str(limits[k]) for k in overs))
         raise exception.OverQuota(overs=', '.join(overs))
     return left
+
+
+# Projects whose quota_locks row is known to exist, so a create inserts it only once.
+_LOCK_ROWS: set[str] = set()
+
+
+def _ensure_lock_row(project_id: str) -> None:
+    """Insert the project's row in a transaction of its own: locking a row that does not
+    exist yet would take a gap lock on MariaDB, and two creates inserting it at once would
+    deadlock."""
+    if project_id in _LOCK_ROWS:
+        return
+    try:
+        with engine.api_writer() as session:
+            if session.get(api_models.QuotaLock, project_id) is None:
+                session.add(api_models.QuotaLock(project_id=project_id))
+    except db_exc.DBDuplicateEntry:
+        pass  # another create inserted it first
+    _LOCK_ROWS.add(project_id)
+
+
+@contextlib.contextmanager
+def project_lock(project_id: str) -> Iterator[Session]:
+    """An API-database transaction in which no other create of ``project_id`` counts or
+    inserts: count the project's usage and write the build requests inside it.
+
+    Updating the project's ``quota_locks`` row locks it until the transaction ends (a row
+    lock on MariaDB and PostgreSQL, the database's write lock on SQLite). A lock of this
+    process is taken first, so its own creates wait in order rather than in the database
+    (SQLite's busy handler polls, and a waiting one holds a pooled connection).
+    Reads of the API database inside the block join the transaction (see
+    ``engine.api_transaction``) and so see what the previous holder committed.
+    """
+    _ensure_lock_row(project_id)
+    with lockutils.lock('quota-%s' % project_id), engine.api_transaction() as session:
+        locked = session.execute(
+            update(api_models.QuotaLock).where(api_models.QuotaLock.project_id == project_id)
+            .values(updated_at=timeutils.utcnow())).rowcount
+        if not locked:
+            # The row went (a database restored without it): insert it, which locks too.
+            session.add(api_models.QuotaLock(project_id=project_id))
+            session.flush()
+        yield session

@@ -204,34 +204,37 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                     message='Quota exceeded, too many servers in group')
         reservation_id = utils.generate_reservation_id()
         image_meta = objects.ImageMeta.from_dict(image) if image else None
-        instances, build_requests, specs = [], [], []
-        for index in range(count):
-            instance = self._new_instance(
-                context, flavor, image_href, image, index, count, reservation_id,
-                name=name, description=description, hostname=hostname, key_name=key_name,
-                key_data=key_data, user_data=user_data, availability_zone=availability_zone,
-                config_drive=config_drive, access_ip_v4=access_ip_v4,
-                access_ip_v6=access_ip_v6, metadata=metadata, tags=tags,
-                auto_disk_config=auto_disk_config)
-            spec = objects.RequestSpec.from_components(
-                context, instance.uuid, image_meta, flavor, count,
-                availability_zone=availability_zone, scheduler_hints=scheduler_hints,
-                force_hosts=force_hosts, force_nodes=force_nodes,
-                security_groups=security_groups)
-            spec.instance_group = group
-            spec.requested_networks = [dict(r) for r in network_requests]
-            build_request = objects.BuildRequest(
-                context, instance_uuid=instance.uuid, project_id=context.project_id,
-                user_id=context.user_id, instance=instance, tags=list(tags or []))
-            instances.append(instance)
-            build_requests.append(build_request)
-            specs.append(spec)
-        uuids = [i.uuid for i in instances]
-        utils.hop('api.received', uuids, at=received)
-        utils.hop('api.image_checked', uuids, at=imaged)
-        utils.hop('api.quota_checked', uuids, at=counted)
-        utils.hop('api.checked', uuids)
-        with engine.api_writer() as session:
+        # Counted again where no other create of the project counts or writes until this
+        # one's build requests are committed: concurrent creates cannot together pass a
+        # limit, and a multi-create gets what is left (down to its min_count).
+        with quota.project_lock(context.project_id) as session:
+            count = self._count_allowed(context, flavor, min_count, count)
+            instances, build_requests, specs = [], [], []
+            for index in range(count):
+                instance = self._new_instance(
+                    context, flavor, image_href, image, index, count, reservation_id,
+                    name=name, description=description, hostname=hostname,
+                    key_name=key_name, key_data=key_data, user_data=user_data,
+                    availability_zone=availability_zone, config_drive=config_drive,
+                    access_ip_v4=access_ip_v4, access_ip_v6=access_ip_v6,
+                    metadata=metadata, tags=tags, auto_disk_config=auto_disk_config)
+                spec = objects.RequestSpec.from_components(
+                    context, instance.uuid, image_meta, flavor, count,
+                    availability_zone=availability_zone, scheduler_hints=scheduler_hints,
+                    force_hosts=force_hosts, force_nodes=force_nodes,
+                    security_groups=security_groups)
+                spec.instance_group = group
+                build_request = objects.BuildRequest(
+                    context, instance_uuid=instance.uuid, project_id=context.project_id,
+                    user_id=context.user_id, instance=instance, tags=list(tags or []))
+                instances.append(instance)
+                build_requests.append(build_request)
+                specs.append(spec)
+            uuids = [i.uuid for i in instances]
+            utils.hop('api.received', uuids, at=received)
+            utils.hop('api.image_checked', uuids, at=imaged)
+            utils.hop('api.quota_checked', uuids, at=counted)
+            utils.hop('api.checked', uuids)
             for instance, build_request, spec in zip(instances, build_requests, specs,
                                                      strict=True):
                 spec.create(session=session)
@@ -241,8 +244,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                     project_id=context.project_id, user_id=context.user_id,
                     queued_for_delete=False).create(session=session)
             if group is not None:
-                objects.InstanceGroup.add_members(context, group.uuid,
-                                                  [i.uuid for i in instances], session=session)
+                objects.InstanceGroup.add_members(context, group.uuid, uuids,
+                                                  session=session)
         utils.hop('api.written', uuids)
         self.compute_task_api.schedule_and_build_instances(
             context, build_requests=build_requests, request_specs=specs, image=image,
@@ -518,19 +521,11 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             self.compute_rpcapi.confirm_resize(context, instance, migration)
 
     def _delete_while_booting(self, context: Any, instance: Any) -> bool:
-        """Delete the BuildRequest; True if that was the whole job, False if the
-        instance already reached a cell.
-
-        A build request no conductor has taken is deleted here (nothing was claimed for
-        it; the conductor that takes the message finds it gone). One a conductor holds
-        is only marked: that conductor frees the allocation its scheduling claimed and
-        removes it, so the server answers 404 only once Placement holds nothing for it.
-        """
+        """Delete the BuildRequest; True if that was the whole job (the conductor sees
+        it gone and cleans up), False if the instance already reached a cell."""
         try:
-            if not objects.BuildRequest.delete_or_request(context, instance.uuid):
-                LOG.info('Instance %s is being scheduled; its conductor finishes the '
-                         'delete', instance.uuid)
-                return True
+            build_request = objects.BuildRequest.get_by_instance_uuid(context, instance.uuid)
+            build_request.destroy()
         except exception.BuildRequestNotFound:
             return False
         try:

@@ -1,11 +1,8 @@
 """SQLAlchemy models of the API database (cells v2: mappings, build requests, flavors...)."""
 from __future__ import annotations
 
-import datetime
-
 from sqlalchemy import (
     Boolean,
-    DateTime,
     Enum,
     Float,
     ForeignKey,
@@ -14,7 +11,6 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
-    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -74,13 +70,6 @@ class BuildRequest(TimestampMixin, Base):
     instance: Mapped[str | None] = mapped_column(MediumText)
     block_device_mappings: Mapped[str | None] = mapped_column(MediumText)
     tags: Mapped[str | None] = mapped_column(Text)
-    # Which build of it counts (a re-drive after a lost build starts the next one), when
-    # a conductor took that build, and whether the user deleted it meanwhile.
-    attempt: Mapped[int] = mapped_column(Integer, nullable=False, default=0,
-                                         server_default='0')
-    taken_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
-    delete_requested: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False,
-                                                   server_default=false())
 
 
 class RequestSpec(TimestampMixin, Base):
@@ -227,3 +216,13 @@ class QuotaClass(TimestampMixin, Base):
     class_name: Mapped[str | None] = mapped_column(String(255), index=True)
     resource: Mapped[str | None] = mapped_column(String(255))
     hard_limit: Mapped[int | None] = mapped_column(Integer)
+
+
+class QuotaLock(TimestampMixin, Base):
+    """One row per project that creates servers under a limit: a create locks its row
+    (an UPDATE, so every backend serializes it: a row lock on MariaDB and PostgreSQL, the
+    write lock on SQLite) to count and insert its build requests alone. See
+    ``novalite.quota.project_lock``."""
+
+    __tablename__ = 'quota_locks'
+    project_id: Mapped[str] = mapped_column(String(255), primary_key=True)
