@@ -224,6 +224,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                     force_hosts=force_hosts, force_nodes=force_nodes,
                     security_groups=security_groups)
                 spec.instance_group = group
+                spec.requested_networks = [dict(r) for r in network_requests]
                 build_request = objects.BuildRequest(
                     context, instance_uuid=instance.uuid, project_id=context.project_id,
                     user_id=context.user_id, instance=instance, tags=list(tags or []))
@@ -521,11 +522,19 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             self.compute_rpcapi.confirm_resize(context, instance, migration)
 
     def _delete_while_booting(self, context: Any, instance: Any) -> bool:
-        """Delete the BuildRequest; True if that was the whole job (the conductor sees
-        it gone and cleans up), False if the instance already reached a cell."""
+        """Delete the BuildRequest; True if that was the whole job, False if the
+        instance already reached a cell.
+
+        A build request no conductor has taken is deleted here (nothing was claimed for
+        it; the conductor that takes the message finds it gone). One a conductor holds
+        is only marked: that conductor frees the allocation its scheduling claimed and
+        removes it, so the server answers 404 only once Placement holds nothing for it.
+        """
         try:
-            build_request = objects.BuildRequest.get_by_instance_uuid(context, instance.uuid)
-            build_request.destroy()
+            if not objects.BuildRequest.delete_or_request(context, instance.uuid):
+                LOG.info('Instance %s is being scheduled; its conductor finishes the '
+                         'delete', instance.uuid)
+                return True
         except exception.BuildRequestNotFound:
             return False
         try:

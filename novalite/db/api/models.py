@@ -1,8 +1,11 @@
 """SQLAlchemy models of the API database (cells v2: mappings, build requests, flavors...)."""
 from __future__ import annotations
 
+import datetime
+
 from sqlalchemy import (
     Boolean,
+    DateTime,
     Enum,
     Float,
     ForeignKey,
@@ -11,6 +14,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -70,6 +74,13 @@ class BuildRequest(TimestampMixin, Base):
     instance: Mapped[str | None] = mapped_column(MediumText)
     block_device_mappings: Mapped[str | None] = mapped_column(MediumText)
     tags: Mapped[str | None] = mapped_column(Text)
+    # Which build of it counts (a re-drive after a lost build starts the next one), when
+    # a conductor took that build, and whether the user deleted it meanwhile.
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False, default=0,
+                                         server_default='0')
+    taken_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    delete_requested: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False,
+                                                   server_default=false())
 
 
 class RequestSpec(TimestampMixin, Base):

@@ -1,14 +1,14 @@
 """The quota_locks table: a row per project that creates lock to count and insert alone.
 
 Revision ID: c3d4e5f6a7b8
-Revises: a1b2c3d4e5f6
+Revises: c3e8f1a2b4d6
 Create Date: 2026-11-26 00:40:00.000000
 """
 from alembic import op
 import sqlalchemy as sa
 
 revision = 'c3d4e5f6a7b8'
-down_revision = 'a1b2c3d4e5f6'
+down_revision = 'c3e8f1a2b4d6'
 branch_labels = None
 depends_on = None
 
