@@ -66,18 +66,23 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
 
     @base.remotable_classmethod
     def get_by_uuid(cls, context: Any, uuid: str) -> InstanceGroup:
+        """The group ``uuid``, if ``context`` may see it (see ``_visible``).
+
+        :raises InstanceGroupNotFound: no such group, or one of another project
+        """
         with engine.api_reader() as session:
-            row = session.scalars(select(models.InstanceGroup).filter_by(uuid=uuid)).first()
+            row = session.scalars(_visible(context, select(models.InstanceGroup)
+                                           .filter_by(uuid=uuid))).first()
             if row is None:
                 raise exception.InstanceGroupNotFound(group_uuid=uuid)
             return cls._load(context, session, row)
 
     @base.remotable_classmethod
     def get_by_instance_uuid(cls, context: Any, instance_uuid: str) -> InstanceGroup:
-        """The group ``instance_uuid`` is a member of."""
+        """The group ``instance_uuid`` is a member of, if ``context`` may see it."""
         with engine.api_reader() as session:
-            row = session.scalars(
-                select(models.InstanceGroup).join(
+            row = session.scalars(_visible(
+                context, select(models.InstanceGroup)).join(
                     models.InstanceGroupMember,
                     models.InstanceGroupMember.group_id == models.InstanceGroup.id)
                 .where(models.InstanceGroupMember.instance_uuid == instance_uuid)).first()
@@ -207,6 +212,16 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
             for table in (models.InstanceGroupMember, models.InstanceGroupPolicy):
                 session.execute(delete(table).where(table.group_id == row.id))
             session.delete(row)
+
+
+def _visible(context: Any, query: Any) -> Any:
+    """``query`` narrowed to the groups ``context`` may see: its project's, or every
+    group for an administrator. Another project's group does not exist for a caller,
+    as in Nova: a show or a ``group`` hint answers as for an unknown uuid, so group
+    uuids cannot be probed and no project can put servers in another's group."""
+    if context.is_admin:
+        return query
+    return query.filter(models.InstanceGroup.project_id == context.project_id)
 
 
 def _not_deleted(cctxt: Any, uuids: list[str]) -> set[str]:

@@ -55,9 +55,9 @@ def test_anti_affinity_group_spreads_and_forgets_deleted_members(stack):
     stack.wait_for_deleted(ids[0], token='ann:team')
     shown = stack.request('GET', '/os-server-groups/%s' % group_id, token='ann:team')
     assert shown.json()['server_group']['members'] == [ids[1]]
-    # Another project cannot see the group.
+    # Another project cannot see the group: it does not exist for it.
     assert stack.request('GET', '/os-server-groups/%s' % group_id,
-                         token='bob:other').status_code == 403
+                         token='bob:other').status_code == 404
 
 
 def test_aggregate_zone_is_listed_and_scheduled_to(stack):

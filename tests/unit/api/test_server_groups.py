@@ -99,7 +99,8 @@ class TestReadDelete:
         mine, theirs = groups
         resp = call(app, 'GET', '/v2.1/os-server-groups/%s' % mine['id'])
         assert resp.json['server_group']['name'] == 'mine'
-        assert call(app, 'GET', '/v2.1/os-server-groups/%s' % theirs['id']).status_int == 403
+        # Another project's group is as unknown as a uuid nobody used (Nova: 404).
+        assert call(app, 'GET', '/v2.1/os-server-groups/%s' % theirs['id']).status_int == 404
         assert call(app, 'GET', '/v2.1/os-server-groups/%s' % theirs['id'],
                     token=ADMIN).status_int == 200
         assert call(app, 'GET', '/v2.1/os-server-groups/%s' % ('0' * 32)).status_int == 404
@@ -127,7 +128,9 @@ class TestReadDelete:
     def test_delete(self, app, groups):
         mine, theirs = groups
         assert call(app, 'DELETE',
-                    '/v2.1/os-server-groups/%s' % theirs['id']).status_int == 403
+                    '/v2.1/os-server-groups/%s' % theirs['id']).status_int == 404
+        assert call(app, 'GET', '/v2.1/os-server-groups/%s' % theirs['id'],
+                    token=ADMIN).status_int == 200
         resp = call(app, 'DELETE', '/v2.1/os-server-groups/%s' % mine['id'])
         assert resp.status_int == 204
         assert call(app, 'GET', '/v2.1/os-server-groups/%s' % mine['id']).status_int == 404

@@ -109,3 +109,20 @@ def test_destroy_and_list(dbs):
     listed = objects.InstanceGroupList.get_by_project_id(dbs.context, 'p1')
     assert [(g.uuid, g.members, g.policy) for g in listed] == [
         (kept.uuid, kept.members, 'anti-affinity')]
+
+
+def test_another_projects_group_is_not_found_for_non_admins(dbs):
+    from novalite import context as nl_context
+    member = str(uuid.uuid4())
+    group = _group(dbs, members=[member], project_id='p1')
+    owner = nl_context.RequestContext(user_id='u1', project_id='p1', roles=['member'])
+    other = nl_context.RequestContext(user_id='u2', project_id='p2', roles=['member'])
+
+    assert objects.InstanceGroup.get_by_uuid(owner, group.uuid).uuid == group.uuid
+    assert objects.InstanceGroup.get_by_instance_uuid(owner, member).uuid == group.uuid
+    # As for a uuid nobody used: a show, a delete or a boot hint cannot tell them apart.
+    with pytest.raises(exception.InstanceGroupNotFound):
+        objects.InstanceGroup.get_by_uuid(other, group.uuid)
+    with pytest.raises(exception.InstanceGroupNotFound):
+        objects.InstanceGroup.get_by_instance_uuid(other, member)
+    assert objects.InstanceGroup.get_by_uuid(dbs.context, group.uuid).uuid == group.uuid
