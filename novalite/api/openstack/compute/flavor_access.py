@@ -5,9 +5,9 @@ from typing import Any
 
 import webob.exc
 
-from novalite import objects
 from novalite.api import validation
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute import flavors
 from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import flavor_access as schema
 from novalite.policies import flavor_access as fa_policies
@@ -25,7 +25,8 @@ class FlavorAccessController(wsgi.Controller):
     def index(self, req: wsgi.Request, flavor_id: str) -> dict:
         context = req.context
         context.can(fa_policies.BASE_POLICY_NAME, {'project_id': context.project_id})
-        flavor = objects.Flavor.get_by_flavor_id(context, flavor_id)
+        # A deployment may open the list to members: never for a flavor they cannot see.
+        flavor = flavors.get_visible_flavor(context, flavor_id)
         if flavor.is_public:
             raise webob.exc.HTTPNotFound(
                 explanation='Access list not available for public flavors.')
@@ -37,7 +38,7 @@ class FlavorAccessController(wsgi.Controller):
         context = req.context
         name = 'add_tenant_access' if 'addTenantAccess' in body else 'remove_tenant_access'
         context.can(fa_policies.POLICY_ROOT % name, {'project_id': context.project_id})
-        flavor = objects.Flavor.get_by_flavor_id(context, id)
+        flavor = flavors.get_visible_flavor(context, id)
         if name == 'add_tenant_access':
             if flavor.is_public:
                 raise webob.exc.HTTPConflict(

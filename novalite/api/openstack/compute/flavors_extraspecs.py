@@ -5,10 +5,11 @@ from typing import Any
 
 import webob.exc
 
-from novalite import exception, objects
+from novalite import exception
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import wsgi
+from novalite.api.openstack.compute import flavors
 from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.api.openstack.compute.schemas import flavors_extraspecs as schema
 from novalite.api.validation import extra_specs as validators
@@ -28,9 +29,11 @@ class FlavorExtraSpecsController(wsgi.Controller):
 
     @staticmethod
     def _flavor(req: wsgi.Request, flavor_id: str, action: str) -> Any:
+        """The flavor, after the policy (so a refused write is 403 whatever the id);
+        another project's private flavor is 404 here as in ``GET /flavors/{id}``."""
         context = req.context
         context.can(POLICY % action, {'project_id': context.project_id})
-        return objects.Flavor.get_by_flavor_id(context, flavor_id)
+        return flavors.get_visible_flavor(context, flavor_id)
 
     @staticmethod
     def _checked(req: wsgi.Request, specs: dict) -> dict:

@@ -1,0 +1,321 @@
+"""Who may see and change what: each resource and verb for a member of the owning
+project, a reader of it and a member of another project (issue 20, "Isolation").
+
+As Nova: what a project may not see answers 404, exactly as an unknown id would (so ids
+cannot be probed); what the policy refuses answers 403; a reader changes nothing.
+noauth2 gives every user ``member`` and ``reader`` (Keystone's implied roles), so the
+reader here is the user ``reader``, whom the module's policy does not count as a member.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from novalite import policy
+from tests.functional.stack import Stack
+
+VERSION = '2.90'
+MEMBER, READER, OTHER = 'ann:pa', 'reader:pa', 'bob:pb'
+ACTORS = {'member': MEMBER, 'reader': READER, 'other': OTHER}
+# A member is a member unless the user is ``reader``; nothing else changes.
+READER_POLICY = {'project_member_api':
+                 'role:member and project_id:%(project_id)s and not user_id:reader'}
+NOWHERE = str(uuid.uuid4())
+
+
+@pytest.fixture(scope='module')
+def stack(tmp_path_factory):
+    made = Stack(str(tmp_path_factory.mktemp('isolation')))
+    made.start()
+    policy.reset()
+    policy.init(rules=READER_POLICY)
+    try:
+        yield made
+    finally:
+        policy.reset()
+        made.stop()
+
+
+# -- what project pa owns ------------------------------------------------------------------
+
+def _ok(resp, *codes: int) -> dict:
+    assert resp.status_code in (codes or (200,)), resp.text
+    return resp.json() if resp.content else {}
+
+
+def _boot(stack: Stack, flavor: str, token: str = MEMBER, **extra) -> str:
+    body = {'server': {'name': 'iso', 'imageRef': stack.image['id'], 'flavorRef': flavor,
+                       'networks': 'none', 'metadata': {'k': 'v'}, 'tags': ['t']}, **extra}
+    server = _ok(stack.request('POST', '/servers', token=token, version=VERSION, json=body),
+                 202)['server']
+    shown = stack.wait_for_status(server['id'], ('ACTIVE', 'ERROR'), token=token)
+    assert shown['status'] == 'ACTIVE', shown.get('fault')
+    return server['id']
+
+
+def _group(stack: Stack, policy_name: str = 'anti-affinity') -> str:
+    return _ok(stack.request('POST', '/os-server-groups', token=MEMBER, version=VERSION,
+                             json={'server_group': {'name': 'iso', 'policy': policy_name}})
+               )['server_group']['id']
+
+
+def _keypair(stack: Stack) -> str:
+    name = 'kp-%s' % uuid.uuid4().hex[:8]
+    _ok(stack.request('POST', '/os-keypairs', token=MEMBER, version=VERSION,
+                      json={'keypair': {'name': name}}), 200, 201)
+    return name
+
+
+@pytest.fixture(scope='module')
+def owned(stack) -> dict:
+    """pa's server (with metadata ``k`` and tag ``t``), server group, key pair and
+    private flavor (extra spec ``k``), a public flavor and an aggregate; by
+    placeholder name."""
+    _ok(stack.request('PUT', '/os-quota-sets/pa', json={'quota_set': {
+        'instances': -1, 'cores': -1, 'ram': -1}}))
+    flavor = _ok(stack.request('POST', '/flavors', json={'flavor': {
+        'name': 'p1.iso', 'ram': 64, 'vcpus': 1, 'disk': 1,
+        'os-flavor-access:is_public': False}}))['flavor']['id']
+    _ok(stack.request('POST', '/flavors/%s/action' % flavor,
+                      json={'addTenantAccess': {'tenant': 'pa'}}))
+    _ok(stack.request('POST', '/flavors/%s/os-extra_specs' % flavor,
+                      json={'extra_specs': {'k': 'v'}}))
+    public = _ok(stack.request('POST', '/flavors', json={'flavor': {
+        'name': 'm1.iso', 'ram': 64, 'vcpus': 1, 'disk': 1}}))['flavor']['id']
+    server = _boot(stack, flavor)
+    actions = _ok(stack.request('GET', '/servers/%s/os-instance-actions' % server,
+                                token=MEMBER))['instanceActions']
+    aggregate = _ok(stack.request('POST', '/os-aggregates', json={
+        'aggregate': {'name': 'iso'}}))['aggregate']['id']
+    return {'server': server, 'group': _group(stack), 'keypair': _keypair(stack),
+            'flavor': flavor, 'public_flavor': public, 'aggregate': aggregate,
+            'request_id': actions[0]['request_id'], 'nowhere': NOWHERE}
+
+
+# The member's cell of a verb that destroys gets a resource of its own (the reader's and
+# the other project's, refused, leave the shared one as it was).
+FRESH: dict[str, Callable[[Stack, dict], str]] = {
+    'server': lambda stack, owned: _boot(stack, owned['flavor']),
+    'group': lambda stack, owned: _group(stack),
+    'keypair': lambda stack, owned: _keypair(stack),
+}
+
+
+# -- the matrix --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Row:
+    """One verb on one resource: ``expect`` maps actor → status (absent: not asked)."""
+
+    name: str
+    method: str
+    path: str
+    expect: dict[str, int]
+    body: dict | None = None
+    fresh: str | None = None
+    version: str = VERSION
+    check: Callable[[Stack, dict, str], None] | None = field(default=None, compare=False)
+
+
+def _see(member: int = 200) -> dict[str, int]:
+    """Project data: the project reads it, another project does not know it exists."""
+    return {'member': member, 'reader': member, 'other': 404}
+
+
+def _change(member: int) -> dict[str, int]:
+    """A change to project data: the reader is refused, another project gets 404."""
+    return {'member': member, 'reader': 403, 'other': 404}
+
+
+def _admin() -> dict[str, int]:
+    return {'member': 403, 'reader': 403, 'other': 403}
+
+
+def _own(member: int = 200) -> dict[str, int]:
+    """A project-id in the path: the policy answers (there is nothing to hide)."""
+    return {'member': member, 'reader': member, 'other': 403}
+
+
+S = '/servers/{server}'
+ACTION = S + '/action'
+ROWS = [
+    # servers and their actions
+    Row('server show', 'GET', S, _see()),
+    Row('server list of all projects', 'GET', '/servers/detail?all_tenants=1', _admin()),
+    Row('server update', 'PUT', S, _change(200), {'server': {'name': 'renamed'}}),
+    Row('server delete', 'DELETE', S, _change(204), fresh='server'),
+    Row('server unlock', 'POST', ACTION, _change(202), {'unlock': None}),
+    Row('server stop', 'POST', ACTION, _change(202), {'os-stop': None}, fresh='server'),
+    Row('server reboot', 'POST', ACTION, _change(202), {'reboot': {'type': 'SOFT'}},
+        fresh='server'),
+    Row('server migrate', 'POST', ACTION, {'member': 403, 'reader': 403, 'other': 404},
+        {'migrate': None}),
+    Row('server reset state', 'POST', ACTION, {'member': 403, 'reader': 403, 'other': 404},
+        {'os-resetState': {'state': 'error'}}),
+    Row('server console output', 'POST', ACTION, {'reader': 403, 'other': 404},
+        {'os-getConsoleOutput': {}}),
+    # sub-resources
+    Row('metadata index', 'GET', S + '/metadata', _see()),
+    Row('metadata show', 'GET', S + '/metadata/k', _see()),
+    Row('metadata set', 'PUT', S + '/metadata/k', _change(200), {'meta': {'k': 'w'}}),
+    Row('metadata update', 'POST', S + '/metadata', _change(200), {'metadata': {'j': 'v'}}),
+    Row('metadata replace', 'PUT', S + '/metadata', _change(200), {'metadata': {'k': 'v'}}),
+    Row('metadata delete', 'DELETE', S + '/metadata/k', _change(204), fresh='server'),
+    Row('tags index', 'GET', S + '/tags', _see()),
+    Row('tag show', 'GET', S + '/tags/t', _see(204)),
+    Row('tag add', 'PUT', S + '/tags/u', _change(201)),
+    Row('tags replace', 'PUT', S + '/tags', _change(200), {'tags': ['t']}),
+    Row('tag delete', 'DELETE', S + '/tags/t', _change(204), fresh='server'),
+    Row('tags delete all', 'DELETE', S + '/tags', _change(204), fresh='server'),
+    Row('ips', 'GET', S + '/ips', _see()),
+    Row('interfaces', 'GET', S + '/os-interface', _see()),
+    Row('password show', 'GET', S + '/os-server-password', _see()),
+    Row('password clear', 'DELETE', S + '/os-server-password', _change(204)),
+    Row('topology', 'GET', S + '/topology', _see()),
+    Row('server migrations', 'GET', S + '/migrations',
+        {'member': 403, 'reader': 403, 'other': 404}),
+    Row('server security groups', 'GET', S + '/os-security-groups', {'other': 404}),
+    Row('volume attachments', 'GET', S + '/os-volume_attachments', _see()),
+    Row('volume attach', 'POST', S + '/os-volume_attachments', {'reader': 403, 'other': 404},
+        {'volumeAttachment': {'volumeId': NOWHERE}}),
+    Row('diagnostics', 'GET', S + '/diagnostics', {'member': 403, 'reader': 403,
+                                                    'other': 404}),
+    Row('instance actions', 'GET', S + '/os-instance-actions', _see()),
+    Row('instance action', 'GET', S + '/os-instance-actions/{request_id}', _see()),
+    # server groups (I1 is its own test below)
+    Row('group show', 'GET', '/os-server-groups/{group}', _see()),
+    Row('group delete', 'DELETE', '/os-server-groups/{group}', _change(204), fresh='group'),
+    Row('group create', 'POST', '/os-server-groups', {'member': 200, 'reader': 403},
+        {'server_group': {'name': 'g', 'policy': 'affinity'}}),
+    Row('unknown group show', 'GET', '/os-server-groups/{nowhere}', _see(404)),
+    Row('group list of all projects', 'GET', '/os-server-groups?all_projects=True',
+        _admin()),
+    # flavors: a private flavor shared with pa
+    Row('private flavor show', 'GET', '/flavors/{flavor}', _see()),
+    Row('extra specs index', 'GET', '/flavors/{flavor}/os-extra_specs', _see()),
+    Row('extra spec show', 'GET', '/flavors/{flavor}/os-extra_specs/k', _see()),
+    Row('extra specs create', 'POST', '/flavors/{flavor}/os-extra_specs', _admin(),
+        {'extra_specs': {'j': 'v'}}),
+    Row('extra spec update', 'PUT', '/flavors/{flavor}/os-extra_specs/k', _admin(),
+        {'k': 'w'}),
+    Row('extra spec delete', 'DELETE', '/flavors/{flavor}/os-extra_specs/k', _admin()),
+    Row('flavor access list', 'GET', '/flavors/{flavor}/os-flavor-access', _admin()),
+    Row('flavor access add', 'POST', '/flavors/{flavor}/action', _admin(),
+        {'addTenantAccess': {'tenant': 'pb'}}),
+    Row('flavor update', 'PUT', '/flavors/{flavor}', _admin(),
+        {'flavor': {'description': 'x'}}),
+    Row('flavor delete', 'DELETE', '/flavors/{flavor}', _admin()),
+    # key pairs belong to a user: another user's name is unknown, ?user_id is for admins
+    Row('keypair show', 'GET', '/os-keypairs/{keypair}',
+        {'member': 200, 'reader': 404, 'other': 404}),
+    Row('keypair show by user', 'GET', '/os-keypairs/{keypair}?user_id=ann',
+        {'member': 200, 'reader': 403, 'other': 403}),
+    Row('keypair list by user', 'GET', '/os-keypairs?user_id=ann',
+        {'member': 200, 'reader': 403, 'other': 403}),
+    Row('keypair delete', 'DELETE', '/os-keypairs/{keypair}',
+        {'member': 204, 'reader': 404, 'other': 404}, fresh='keypair'),
+    Row('keypair delete by user', 'DELETE', '/os-keypairs/{keypair}?user_id=ann',
+        {'reader': 403, 'other': 403}, fresh='keypair'),
+    Row('keypair create for user', 'POST', '/os-keypairs', {'reader': 403, 'other': 403},
+        {'keypair': {'name': 'theirs', 'user_id': 'ann'}}),
+    # aggregates are the administrator's
+    Row('aggregate list', 'GET', '/os-aggregates', _admin()),
+    Row('aggregate show', 'GET', '/os-aggregates/{aggregate}', _admin()),
+    Row('aggregate update', 'PUT', '/os-aggregates/{aggregate}', _admin(),
+        {'aggregate': {'name': 'x'}}),
+    Row('aggregate delete', 'DELETE', '/os-aggregates/{aggregate}', _admin()),
+    Row('aggregate add host', 'POST', '/os-aggregates/{aggregate}/action', _admin(),
+        {'add_host': {'host': 'host1'}}),
+    Row('aggregate create', 'POST', '/os-aggregates', _admin(), {'aggregate': {'name': 'y'}}),
+    # per-project figures: pa's, asked by name
+    Row('usage of a tenant', 'GET', '/os-simple-tenant-usage/pa', _own()),
+    Row('usage of all tenants', 'GET', '/os-simple-tenant-usage', _admin()),
+    Row('quota show', 'GET', '/os-quota-sets/pa', _own()),
+    Row('quota detail', 'GET', '/os-quota-sets/pa/detail', _own()),
+    Row('quota update', 'PUT', '/os-quota-sets/pa', _admin(),
+        {'quota_set': {'instances': 99}}),
+    Row('quota revert', 'DELETE', '/os-quota-sets/pa', _admin()),
+    Row('limits of a tenant', 'GET', '/limits?tenant_id=pa', _admin()),
+    Row('external events', 'POST', '/os-server-external-events', _admin(),
+        {'events': [{'name': 'network-changed', 'server_uuid': '{server}'}]}),
+]
+CELLS = [(row, actor) for row in ROWS for actor in ACTORS if actor in row.expect]
+
+
+def _fill(value: object, ids: dict) -> object:
+    if isinstance(value, str):
+        return value.format(**ids)
+    if isinstance(value, dict):
+        return {k: _fill(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, ids) for v in value]
+    return value
+
+
+@pytest.mark.parametrize(('row', 'actor'), CELLS,
+                         ids=['%s-%s' % (row.name.replace(' ', '_'), actor)
+                              for row, actor in CELLS])
+def test_matrix(stack, owned, row, actor, request):
+    ids = dict(owned)
+    if row.fresh and actor == 'member':
+        ids[row.fresh] = FRESH[row.fresh](stack, owned)
+        if row.fresh == 'server':
+            request.addfinalizer(lambda: stack.request('DELETE', '/servers/%s' % ids['server']))
+    kwargs = {} if row.body is None else {'json': _fill(row.body, ids)}
+    resp = stack.request(row.method, _fill(row.path, ids), token=ACTORS[actor],
+                         version=row.version, **kwargs)
+    expected = row.expect[actor]
+    assert resp.status_code == expected, resp.text
+    if expected >= 400:
+        # Nova's fault format: one key naming the fault, with its code.
+        (fault,) = resp.json().values()
+        assert fault['code'] == expected
+
+
+# -- what a list shows, and the group hint ---------------------------------------------------
+
+@pytest.mark.parametrize(('path', 'key', 'placeholder', 'attr'), [
+    ('/servers', 'servers', 'server', 'id'),
+    ('/flavors', 'flavors', 'flavor', 'id'),
+    ('/os-server-groups', 'server_groups', 'group', 'id'),
+    ('/os-keypairs', 'keypairs', 'keypair', 'name'),
+])
+def test_lists_show_only_what_the_caller_may_see(stack, owned, path, key, placeholder, attr):
+    def listed(token):
+        items = _ok(stack.request('GET', path, token=token, version=VERSION))[key]
+        # Key pairs come wrapped: {"keypair": {...}}.
+        return {(item.get('keypair') or item)[attr] for item in items}
+    assert owned[placeholder] in listed(MEMBER)
+    assert owned[placeholder] not in listed(OTHER)
+
+
+def test_another_projects_group_hint_is_refused_as_an_unknown_group(stack, owned):
+    """I1: bob (project pb) booted into ann's anti-affinity group: his server became a
+    member, and ann's next boot found no host. Now the hint names no group for him."""
+    group = _group(stack)
+    hint = {'os:scheduler_hints': {'group': group}}
+
+    def boot(token, hints):
+        body = {'server': {'name': 'hint', 'imageRef': stack.image['id'],
+                           'flavorRef': owned['public_flavor'], 'networks': 'none'},
+                **hints}
+        return stack.request('POST', '/servers', token=token, version=VERSION, json=body)
+
+    refused = boot(OTHER, hint)
+    unknown = boot(OTHER, {'os:scheduler_hints': {'group': NOWHERE}})
+    assert refused.status_code == unknown.status_code == 400, refused.text
+    assert (refused.json()['badRequest']['message'].replace(group, 'X') ==
+            unknown.json()['badRequest']['message'].replace(NOWHERE, 'X'))
+    assert boot(READER, hint).status_code == 403
+    shown = _ok(stack.request('GET', '/os-server-groups/%s' % group, token=MEMBER))
+    assert shown['server_group']['members'] == []
+
+    # ann's two servers still spread over the two hosts.
+    booted = [_boot(stack, owned['public_flavor'], **hint) for _ in range(2)]
+    shown = _ok(stack.request('GET', '/os-server-groups/%s' % group, token=MEMBER))
+    assert sorted(shown['server_group']['members']) == sorted(booted)
+    for server in booted:
+        stack.request('DELETE', '/servers/%s' % server)
