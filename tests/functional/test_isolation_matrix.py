@@ -92,7 +92,8 @@ def owned(stack) -> dict:
         'aggregate': {'name': 'iso'}}))['aggregate']['id']
     return {'server': server, 'group': _group(stack), 'keypair': _keypair(stack),
             'flavor': flavor, 'public_flavor': public, 'aggregate': aggregate,
-            'request_id': actions[0]['request_id'], 'nowhere': NOWHERE}
+            'request_id': actions[0]['request_id'], 'nowhere': NOWHERE,
+            'image': stack.image['id']}
 
 
 # The member's cell of a verb that destroys gets a resource of its own (the reader's and
@@ -242,6 +243,53 @@ ROWS = [
     Row('external events', 'POST', '/os-server-external-events', _admin(),
         {'events': [{'name': 'network-changed', 'server_uuid': '{server}'}]}),
 ]
+# Every server action: the action's own policy refuses the reader (admin-only ones
+# refuse the member too, shown above for a few); another project's server is unknown.
+ACTION_BODIES: dict[str, object] = {
+    'reboot': {'type': 'HARD'}, 'os-stop': None, 'os-start': None,
+    'os-getConsoleOutput': {}, 'pause': None, 'unpause': None, 'suspend': None,
+    'resume': None, 'lock': None, 'unlock': None, 'rescue': None, 'unrescue': None,
+    'os-resetState': {'state': 'active'}, 'changePassword': {'adminPass': 'pw'},
+    'trigger_crash_dump': None, 'restore': None, 'forceDelete': None,
+    'rebuild': {'imageRef': '{image}'}, 'createImage': {'name': 'snap'},
+    'createBackup': {'name': 'bak', 'backup_type': 'daily', 'rotation': 1},
+    'shelve': None, 'shelveOffload': None, 'unshelve': None,
+    'resize': {'flavorRef': '{public_flavor}'}, 'confirmResize': None,
+    'revertResize': None, 'migrate': None,
+    'os-migrateLive': {'host': None, 'block_migration': 'auto'}, 'evacuate': {},
+    'addSecurityGroup': {'name': 'default'}, 'removeSecurityGroup': {'name': 'default'},
+}
+# Removed in 2.44 (the network proxies).
+OLD_ACTION_BODIES: dict[str, object] = {
+    'addFixedIp': {'networkId': NOWHERE}, 'removeFixedIp': {'address': '10.0.0.9'},
+    'addFloatingIp': {'address': '172.24.4.9'}, 'removeFloatingIp': {'address': '172.24.4.9'},
+}
+ROWS += [Row('action %s' % key, 'POST', ACTION, {'reader': 403, 'other': 404}, {key: body})
+         for key, body in ACTION_BODIES.items()]
+ROWS += [Row('action %s' % key, 'POST', ACTION, {'reader': 403, 'other': 404}, {key: body},
+             version='2.43') for key, body in OLD_ACTION_BODIES.items()]
+# Sub-resources by id, and their changes: another project's server is unknown first.
+ROWS += [
+    Row('ip of a network', 'GET', S + '/ips/private', {'other': 404}),
+    Row('interface show', 'GET', S + '/os-interface/{nowhere}', {'other': 404}),
+    Row('interface attach', 'POST', S + '/os-interface', {'reader': 403, 'other': 404},
+        {'interfaceAttachment': {'net_id': NOWHERE}}),
+    Row('interface detach', 'DELETE', S + '/os-interface/{nowhere}',
+        {'reader': 403, 'other': 404}),
+    Row('server migration show', 'GET', S + '/migrations/1', {'other': 404}),
+    Row('volume attachment show', 'GET', S + '/os-volume_attachments/{nowhere}',
+        {'other': 404}),
+    Row('volume attachment swap', 'PUT', S + '/os-volume_attachments/{nowhere}',
+        {'reader': 403, 'other': 404}, {'volumeAttachment': {'volumeId': NOWHERE}}),
+    Row('volume detach', 'DELETE', S + '/os-volume_attachments/{nowhere}',
+        {'reader': 403, 'other': 404}),
+    Row('shares', 'GET', S + '/shares', {'other': 404}, version='2.97'),
+    Row('share show', 'GET', S + '/shares/{nowhere}', {'other': 404}, version='2.97'),
+    Row('share attach', 'POST', S + '/shares', {'reader': 403, 'other': 404},
+        {'share': {'share_id': NOWHERE}}, version='2.97'),
+    Row('share detach', 'DELETE', S + '/shares/{nowhere}', {'reader': 403, 'other': 404},
+        version='2.97'),
+]
 CELLS = [(row, actor) for row in ROWS for actor in ACTORS if actor in row.expect]
 
 
@@ -279,7 +327,11 @@ def test_matrix(stack, owned, row, actor, request):
 
 @pytest.mark.parametrize(('path', 'key', 'placeholder', 'attr'), [
     ('/servers', 'servers', 'server', 'id'),
+    # A non-administrator's project filters are ignored, as Nova: their own servers.
+    ('/servers/detail?project_id=pa', 'servers', 'server', 'id'),
+    ('/servers/detail?tenant_id=pa', 'servers', 'server', 'id'),
     ('/flavors', 'flavors', 'flavor', 'id'),
+    ('/flavors/detail?is_public=none', 'flavors', 'flavor', 'id'),
     ('/os-server-groups', 'server_groups', 'group', 'id'),
     ('/os-keypairs', 'keypairs', 'keypair', 'name'),
 ])
@@ -318,4 +370,27 @@ def test_another_projects_group_hint_is_refused_as_an_unknown_group(stack, owned
     shown = _ok(stack.request('GET', '/os-server-groups/%s' % group, token=MEMBER))
     assert sorted(shown['server_group']['members']) == sorted(booted)
     for server in booted:
+        stack.request('DELETE', '/servers/%s' % server)
+
+
+def test_another_users_key_pair_and_private_flavor_are_unknown_to_a_boot(stack, owned):
+    """bob names ann's key pair, or pa's private flavor (on create and resize): each
+    answers as a name nobody used."""
+    def boot(**server):
+        body = {'server': {'name': 'theirs', 'imageRef': stack.image['id'],
+                           'flavorRef': owned['public_flavor'], 'networks': 'none',
+                           **server}}
+        return stack.request('POST', '/servers', token=OTHER, version=VERSION, json=body)
+
+    assert boot(key_name=owned['keypair']).status_code == 400
+    assert boot(key_name='kp-nobody').status_code == 400
+    assert boot(flavorRef=owned['flavor']).status_code == 400
+    assert boot(flavorRef='nowhere').status_code == 400
+    server = _boot(stack, owned['public_flavor'], token=OTHER)
+    try:
+        for flavor in (owned['flavor'], 'nowhere'):
+            resp = stack.request('POST', '/servers/%s/action' % server, token=OTHER,
+                                 json={'resize': {'flavorRef': flavor}})
+            assert resp.status_code == 400, resp.text
+    finally:
         stack.request('DELETE', '/servers/%s' % server)

@@ -201,6 +201,9 @@ def _add(req: wsgi.Request, instance: Server, args: dict[str, Any]) -> wsgi.Resp
 def _remove(req: wsgi.Request, instance: Server,
             args: dict[str, Any]) -> wsgi.ResponseObject:
     context = req.context
+    # The policy first, as Nova: a reader is refused whatever the address, not told
+    # whether it exists.
+    context.can(POLICY % 'remove', {'project_id': instance.project_id})
     address = args['address']
     neutron = _neutron(req)
     try:
@@ -209,7 +212,6 @@ def _remove(req: wsgi.Request, instance: Server,
         server_id = fip_api.server_of(neutron, address)
     except exception.FloatingIpNotFoundForAddress as exc:
         raise webob.exc.HTTPNotFound(explanation=exc.format_message()) from exc
-    context.can(POLICY % 'remove', {'project_id': instance.project_id})
     if neutron is None or server_id != instance.uuid:
         raise webob.exc.HTTPConflict(
             explanation='Floating IP %s is not associated with instance %s.'
