@@ -1,8 +1,9 @@
-"""Building and deleting an instance on this host (hops 7 to 9 of the boot path).
+"""Building an instance on this host (hops 7 to 9 of the boot path).
 
 Called by the compute manager with the instance lock held. A build that fails here
 goes back to the conductor, which tries the next alternate host or puts the instance
 in ERROR with a fault naming the failure; the allocation never outlives the build.
+Deletes are in ``compute/delete.py``.
 """
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects, utils
 from novalite.compute import (
+    delete,
     instance_actions,
     instance_events,
-    power_state,
     power_sync,
     task_states,
     vm_states,
@@ -30,7 +31,6 @@ from novalite.objects import instance_fault
 LOG = logging.getLogger(__name__)
 
 BUILD_EVENT = instance_actions.BUILD_EVENT
-TERMINATE_EVENT = instance_actions.TERMINATE_EVENT
 
 
 @dataclasses.dataclass
@@ -171,35 +171,21 @@ def _allocate_network(mgr: Any, context: Any, instance: Any,
             % exc.format_message()) from exc
 
 
-def _cached_network_info(instance: Any) -> model.NetworkInfo:
-    return instance.info_cache.network_info if instance.obj_attr_is_set('info_cache') \
-        else []
-
-
-def _release_ports(mgr: Any, context: Any, instance: Any,
-                   network_info: model.NetworkInfo | None = None) -> None:
-    """Release the instance's ports; with Neutron unreachable the port audit of this
-    host (``compute/port_audit.py``) finishes it later."""
-    if network_info is None:
-        network_info = _cached_network_info(instance)
-    try:
-        mgr.network_api.deallocate_for_instance(context, instance, network_info)
-    except Exception as exc:
-        LOG.warning('Could not release the ports of %s now: %s', instance.uuid, exc)
-
-
 def cleanup(mgr: Any, context: Any, instance: Any, nodename: str) -> None:
     """Remove what a failed or abandoned build left on this host and in Placement."""
     try:
-        mgr.driver.destroy(context, instance, network_info=_cached_network_info(instance))
+        mgr.driver.destroy(context, instance,
+                           network_info=delete.cached_network_info(instance))
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
-    _release_ports(mgr, context, instance)
+    delete.release_ports(mgr, context, instance)
     mgr.rt.abort_instance_claim(context, instance, nodename)
     try:
-        mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
-    except Exception:
-        LOG.exception('Could not delete the allocations of %s', instance.uuid)
+        delete.free_allocation(mgr, context, instance.uuid)
+    except Exception as exc:
+        # A delete waiting for this build frees it again before the record goes; an
+        # instance already gone has it removed by the resource tracker's next run.
+        LOG.warning('Could not delete the allocations of %s: %s', instance.uuid, exc)
 
 
 def _error(mgr: Any, context: Any, instance: Any, exc: BaseException) -> None:
@@ -238,37 +224,6 @@ def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
         request_spec=req.request_spec, host_lists=[req.host_list])
 
 
-def terminate_instance(mgr: Any, context: Any, instance: Any) -> None:
-    """Destroy the guest, free its resources and allocations, delete the record.
-
-    The API started TERMINATE_EVENT with the delete action (one round trip less per
-    delete); a delete this host finishes after a restart has none, and event_finish
-    then records the whole event.
-    """
-    notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
-                                               notifications.START)
-    mgr.driver.destroy(context, instance, network_info=_cached_network_info(instance))
-    _release_ports(mgr, context, instance)
-    try:
-        mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
-    except exception.PlacementAPIConnectFailure as exc:
-        # The delete goes on: the resource tracker removes the allocations of deleted
-        # instances on its next run.
-        LOG.warning('Could not delete the allocations of %s now: %s', instance.uuid, exc)
-    try:
-        objects.InstanceActionEvent.event_finish(context, instance.uuid, TERMINATE_EVENT,
-                                                 host=mgr.host)
-    except exception.InstanceActionNotFound:
-        pass
-    # Written with the delete itself, in one round trip.
-    instance.power_state = power_state.NOSTATE
-    instance.terminated_at = timeutils.utcnow(with_timezone=True)
-    instance.destroy()
-    mgr.rt.free_instance(context, instance)
-    notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
-                                               notifications.END)
-
-
 def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
     now = timeutils.utcnow(with_timezone=True)
     for instance in objects.InstanceList.get_by_host(context, mgr.host):
@@ -296,7 +251,7 @@ def recover_interrupted_builds(mgr: Any, context: Any) -> None:
     for instance in objects.InstanceList.get_by_host(context, mgr.host):
         if instance.task_state == task_states.DELETING:
             LOG.info('Finishing the interrupted delete of %s', instance.uuid)
-            terminate_instance(mgr, context, instance)
+            delete.terminate_or_leave_pending(mgr, context, instance)
         elif instance.vm_state == vm_states.BUILDING:
             LOG.warning('Instance %s was building when this service stopped', instance.uuid)
             cleanup(mgr, context, instance, instance.node or mgr.host)

@@ -13,7 +13,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import exception, objects
-from novalite.compute import build, task_states, vm_states
+from novalite.compute import delete, task_states, vm_states
 from novalite.compute.operation import finish, operation
 
 LOG = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def reclaim_queued_deletes(mgr: Any, context: Any, interval: int) -> list[str]:
             continue  # a restore or a delete is working on it
         try:
             LOG.info('Reclaiming deleted instance %s', instance.uuid)
-            build.terminate_instance(mgr, context, instance)
+            delete.terminate_instance(mgr, context, instance)
             reclaimed.append(instance.uuid)
         except exception.InstanceNotFound:
             LOG.info('Instance %s was deleted meanwhile', instance.uuid)

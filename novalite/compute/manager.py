@@ -17,6 +17,7 @@ from novalite import exception, manager, utils
 from novalite.compute import (
     build,
     deferred_delete,
+    delete,
     diagnostics,
     evacuate,
     external_events,
@@ -76,6 +77,7 @@ class ComputeManager(manager.Manager):
             self.set_spacing('update_available_resource', CONF.update_resources_interval)
         self.set_spacing('sync_power_states', CONF.compute.sync_power_state_interval)
         self.set_spacing('_audit_ports', CONF.neutron.port_audit_interval)
+        self.set_spacing('_retry_pending_deletes', CONF.compute.pending_delete_interval)
 
     def instance_lock(self, instance_uuid: str) -> threading.Lock:
         """The lock that serialises all work on one instance on this host."""
@@ -111,6 +113,14 @@ class ComputeManager(manager.Manager):
         build is working on (the build message, or the work, was lost)."""
         if CONF.compute.build_timeout:
             build.fail_stale_builds(self, context, CONF.compute.build_timeout)
+
+    @periodic_task.periodic_task(spacing=CONF.compute.pending_delete_interval,
+                                 run_immediately=False)
+    def _retry_pending_deletes(self, context: RequestContext) -> None:
+        """Finish the deletes of this host's instances left DELETING by an outage of
+        Placement, the bus or the database (no delete running on them)."""
+        if CONF.compute.pending_delete_interval > 0:
+            delete.retry_pending_deletes(self, context, CONF.compute.pending_delete_grace)
 
     @periodic_task.periodic_task(spacing=CONF.neutron.port_audit_interval,
                                  run_immediately=False)
@@ -177,10 +187,7 @@ class ComputeManager(manager.Manager):
         # A build waiting for Neutron's events holds the lock: end its wait first.
         self.instance_events.clear(instance.uuid)
         with self.instance_lock(instance.uuid):
-            try:
-                build.terminate_instance(self, context, instance)
-            except exception.InstanceNotFound:
-                LOG.info('Instance %s was already deleted', instance.uuid)
+            delete.terminate_or_leave_pending(self, context, instance)
 
     def reboot_instance(self, context: Any, instance: Any, reboot_type: str) -> None:
         utils.spawn(self._locked, power.reboot_instance, context, instance, reboot_type)

@@ -49,6 +49,18 @@ compute_opts = [
                     'value disables it.'),
     cfg.IntOpt('build_timeout', default=0, min=0,
                help='Seconds a build may take before it fails; 0 disables.'),
+    cfg.IntOpt('pending_delete_interval', default=60,
+               help='Seconds between two runs of the task that finishes the deletes of '
+                    'this host\'s instances left DELETING because Placement, the '
+                    'message bus or the database failed for longer than the delete\'s '
+                    'own retries (about 15 seconds). Until the delete finishes, the '
+                    'server keeps its record and its allocation, so that a server that '
+                    'answers 404 holds no resources. 0 or less disables the task.'),
+    cfg.IntOpt('pending_delete_grace', default=30, min=0,
+               help='Seconds an instance must have been DELETING, with no delete '
+                    'running on it on this host, before the pending delete task runs its '
+                    'delete again (a delete request may still be on its way to this '
+                    'host).'),
 ]
 
 

@@ -46,23 +46,3 @@ def test_revert_leaves_a_delete_under_way_alone(cloud):
         operation.revert(mgr, cctxt, instance, 'active', RuntimeError('it broke'))
         saved = objects.Instance.get_by_uuid(cctxt, instance.uuid)
     assert saved.task_state == 'deleting'
-
-
-def test_a_delete_goes_on_when_placement_cannot_be_reached(cloud):
-    from novalite.compute import build
-    from novalite.network import api as network_api
-
-    class _Unreachable:
-        def delete_allocation_for_instance(self, context, uuid):
-            raise exception.PlacementAPIConnectFailure(reason='connection refused')
-
-    freed = []
-    mgr = types.SimpleNamespace(
-        host='h1', driver=types.SimpleNamespace(destroy=lambda *a, **k: None),
-        network_api=network_api.API(), reportclient=_Unreachable(),
-        rt=types.SimpleNamespace(free_instance=lambda ctx, inst: freed.append(inst.uuid)))
-    with nl_context.target_cell(cloud.context, cloud.cell) as cctxt:
-        instance = _instance(cctxt, 'deleting')
-        build.terminate_instance(mgr, cctxt, instance)
-        gone = objects.InstanceList.get_by_uuids(cctxt, [instance.uuid])[0]
-    assert gone.deleted and freed == [instance.uuid]

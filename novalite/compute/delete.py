@@ -1,0 +1,257 @@
+"""Deleting an instance on this host, and finishing the deletes a failure interrupted.
+
+A delete always finishes. A call to Placement, the conductor (the database) or the bus
+that fails for a moment is tried again with a growing pause (oslo.service's
+``RetryDecorator``); the allocation is freed before the instance record is destroyed,
+so a server that answers 404 holds no allocation. A delete that still cannot finish
+leaves the instance DELETING; ``retry_pending_deletes``, a periodic task of this host,
+runs it again later. Every step is safe to repeat: a guest, a port or an allocation
+already gone is a success.
+"""
+from __future__ import annotations
+
+import datetime
+import functools
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+import oslo_messaging as messaging
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from oslo_service import loopingcall
+from oslo_utils import timeutils
+
+from novalite import exception, notifications, objects
+from novalite.compute import instance_actions, power_state, task_states
+from novalite.context import RequestContext
+from novalite.network import api as network_api
+from novalite.network import model
+from novalite.objects.instance import Instance
+
+LOG = logging.getLogger(__name__)
+
+TERMINATE_EVENT = instance_actions.TERMINATE_EVENT
+
+# A step that fails for a moment is tried RETRIES more times, the pause growing by
+# RETRY_DELAY seconds each time up to RETRY_MAX_DELAY: about 15 seconds in all, enough
+# for a conductor, a database or Placement that restarts, short enough that an RPC
+# worker is not held for long. Longer outages are the periodic task's.
+RETRIES = 5
+RETRY_DELAY = 1.0
+RETRY_MAX_DELAY = 5.0
+
+# The exceptions, by class name, that the conductor's side of an object call sends back
+# (as oslo.messaging's RemoteError) when its database is unreachable, out of
+# connections or locked: oslo.db's and SQLAlchemy's.
+_REMOTE_DB_UNAVAILABLE = frozenset({
+    'DBConnectionError', 'DBDeadlock', 'DBError', 'OperationalError', 'TimeoutError',
+    'DisconnectionError', 'InterfaceError'})
+
+T = TypeVar('T')
+
+
+class TrackerLike(Protocol):
+    def free_instance(self, context: RequestContext, instance: Instance) -> None: ...
+
+    def abort_instance_claim(self, context: RequestContext, instance: Instance,
+                             nodename: str) -> None: ...
+
+
+class ReportClientLike(Protocol):
+    def delete_allocation_for_instance(self, context: RequestContext,
+                                       consumer_uuid: str) -> bool: ...
+
+
+class DriverLike(Protocol):
+    def destroy(self, context: RequestContext, instance: Instance,
+                network_info: model.NetworkInfo | None = None) -> None: ...
+
+
+class LockLike(Protocol):
+    def acquire(self, blocking: bool = ...) -> bool: ...
+
+    def release(self) -> None: ...
+
+
+class DeletingManager(Protocol):
+    """What a delete needs of the compute manager."""
+
+    host: str
+    driver: DriverLike
+    network_api: network_api.NetworkAPI
+    reportclient: ReportClientLike
+    rt: TrackerLike
+
+    def instance_lock(self, instance_uuid: str) -> LockLike: ...
+
+
+class _Transient(Exception):
+    """A step failed in a way the same step may not fail in a moment."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether ``exc`` says that Placement, the bus or the database is unavailable for
+    now (the same call may succeed later), not that the call is wrong."""
+    if isinstance(exc, exception.ResourceProviderError):
+        # Placement unreachable, or an answer other than done/not found (a 5xx, a
+        # consumer generation conflict): both pass.
+        return True
+    if isinstance(exc, (messaging.MessagingTimeout, messaging.MessageDeliveryFailure)):
+        return True
+    if isinstance(exc, messaging.RemoteError):
+        return exc.exc_type in _REMOTE_DB_UNAVAILABLE
+    # A process that reaches the database itself (no conductor in between).
+    return isinstance(exc, (db_exc.DBConnectionError, db_exc.DBDeadlock))
+
+
+def _marked(step: Callable[[], T], what: str) -> T:
+    try:
+        return step()
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        LOG.warning('%s failed, trying again: %s: %s', what, type(exc).__name__, exc)
+        raise _Transient(exc) from exc
+
+
+def retried(step: Callable[[], T], what: str) -> T:
+    """Run ``step``; while it fails with a transient error, run it again with a growing
+    pause, ``RETRIES`` times at most.
+
+    :raises: the last transient error when every attempt failed, or any other error at
+        once
+    """
+    # A new decorator each time: RetryDecorator counts its attempts on itself.
+    decorator = loopingcall.RetryDecorator(
+        max_retry_count=RETRIES, inc_sleep_time=RETRY_DELAY,
+        max_sleep_time=RETRY_MAX_DELAY, exceptions=(_Transient,))
+    try:
+        return decorator(functools.partial(_marked, step, what))()
+    except _Transient as exc:
+        raise exc.cause from None
+
+
+def cached_network_info(instance: Instance) -> model.NetworkInfo:
+    return instance.info_cache.network_info if instance.obj_attr_is_set('info_cache') \
+        else []
+
+
+def release_ports(mgr: DeletingManager, context: RequestContext, instance: Instance,
+                  network_info: model.NetworkInfo | None = None,
+                  preserve: list[str] | None = None) -> None:
+    """Release the instance's ports (``preserve``: the user's, unbound and kept); with
+    Neutron unreachable the port audit of this host (``compute/port_audit.py``)
+    finishes it later."""
+    if network_info is None:
+        network_info = cached_network_info(instance)
+    try:
+        mgr.network_api.deallocate_for_instance(context, instance, network_info,
+                                                preserve=preserve or ())
+    except Exception as exc:
+        LOG.warning('Could not release the ports of %s now: %s', instance.uuid, exc)
+
+
+def free_allocation(mgr: DeletingManager, context: RequestContext,
+                    instance_uuid: str) -> None:
+    """Delete the instance's allocations in Placement (none left is a success).
+
+    :raises ResourceProviderError: Placement still failed after the retries
+    """
+    retried(lambda: mgr.reportclient.delete_allocation_for_instance(context,
+                                                                    instance_uuid),
+            'Deleting the allocations of %s' % instance_uuid)
+
+
+def terminate_instance(mgr: DeletingManager, context: RequestContext,
+                       instance: Instance) -> None:
+    """Destroy the guest, free its ports and allocation, then delete the record.
+
+    The API started TERMINATE_EVENT with the delete action (one round trip less per
+    delete); a delete this host finishes after a restart has none, and event_finish
+    then records the whole event.
+
+    :raises: a transient error of Placement, the bus or the database that outlasted
+        the retries: the instance is left DELETING, and ``retry_pending_deletes`` runs
+        the delete again
+    """
+    notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
+                                               notifications.START)
+    mgr.driver.destroy(context, instance, network_info=cached_network_info(instance))
+    release_ports(mgr, context, instance)
+    # Before the record: once the server answers 404 it must hold nothing in Placement.
+    free_allocation(mgr, context, instance.uuid)
+    try:
+        retried(lambda: objects.InstanceActionEvent.event_finish(
+            context, instance.uuid, TERMINATE_EVENT, host=mgr.host),
+            'Finishing the delete event of %s' % instance.uuid)
+    except exception.InstanceActionNotFound:
+        pass
+    # Written with the delete itself, in one round trip.
+    instance.power_state = power_state.NOSTATE
+    instance.terminated_at = timeutils.utcnow(with_timezone=True)
+    try:
+        retried(instance.destroy, 'Deleting the record of %s' % instance.uuid)
+    except exception.InstanceNotFound:
+        # An attempt whose answer the bus lost, or another delete, got there first.
+        LOG.info('Instance %s was already deleted', instance.uuid)
+    mgr.rt.free_instance(context, instance)
+    notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
+                                               notifications.END)
+
+
+def terminate_or_leave_pending(mgr: DeletingManager, context: RequestContext,
+                               instance: Instance) -> None:
+    """Run the delete; one that an outage outlasted stays DELETING for the periodic
+    task, said in a warning (an outage, not a fault of this host)."""
+    try:
+        terminate_instance(mgr, context, instance)
+    except exception.InstanceNotFound:
+        LOG.info('Instance %s was already deleted', instance.uuid)
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        LOG.warning('The delete of %s could not finish now (%s: %s); it stays DELETING '
+                    'and the pending delete task of %s finishes it', instance.uuid,
+                    type(exc).__name__, exc, mgr.host)
+
+
+def _age(instance: Instance, now: datetime.datetime) -> float:
+    since = instance.updated_at or instance.created_at
+    if since is None:
+        return float('inf')
+    if since.tzinfo is None:
+        since = since.replace(tzinfo=datetime.UTC)
+    return (now - since).total_seconds()
+
+
+def retry_pending_deletes(mgr: DeletingManager, context: RequestContext,
+                          grace: int) -> list[str]:
+    """Run again the deletes of this host's instances left DELETING with no delete
+    running (its instance lock free) for at least ``grace`` seconds.
+
+    :returns: the uuids of the instances deleted
+    """
+    now = timeutils.utcnow(with_timezone=True)
+    finished = []
+    for instance in objects.InstanceList.get_by_host(context, mgr.host):
+        if instance.task_state != task_states.DELETING or _age(instance, now) < grace:
+            continue
+        lock = mgr.instance_lock(instance.uuid)
+        if not lock.acquire(blocking=False):
+            continue  # the delete is running; it ends on its own
+        try:
+            LOG.info('Finishing the pending delete of %s', instance.uuid)
+            terminate_instance(mgr, context, instance)
+            finished.append(instance.uuid)
+        except exception.InstanceNotFound:
+            LOG.info('Instance %s was deleted meanwhile', instance.uuid)
+        except Exception as exc:
+            LOG.warning('The pending delete of %s failed again, next run tries again: '
+                        '%s: %s', instance.uuid, type(exc).__name__, exc)
+        finally:
+            lock.release()
+    return finished

@@ -1,0 +1,74 @@
+"""A compute host finishes what an outage interrupted: a delete Placement refused stays
+DELETING (the server and its allocation both there) until the host's pending delete
+task ends it."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from novalite import context as nl_context
+from novalite import exception
+from novalite.compute import delete
+from novalite.conf import CONF
+from tests.unit.compute.hostdoubles import FlakyReportClient
+
+VERSION = '2.47'
+
+
+@pytest.fixture
+def flavor(stack):
+    resp = stack.request('POST', '/flavors', json={'flavor': {
+        'name': 'm1.recovery', 'ram': 128, 'vcpus': 1, 'disk': 1}})
+    assert resp.status_code == 200, resp.text
+    yield resp.json()['flavor']['id']
+    stack.request('DELETE', '/flavors/%s' % resp.json()['flavor']['id'])
+
+
+def _active(stack, flavor, name):
+    resp = stack.request('POST', '/servers', version=VERSION, json={'server': {
+        'name': name, 'imageRef': stack.image['id'], 'flavorRef': flavor,
+        'networks': 'none'}})
+    assert resp.status_code == 202, resp.text
+    server = stack.wait_for_status(resp.json()['server']['id'], ('ACTIVE', 'ERROR'),
+                                   version=VERSION)
+    assert server['status'] == 'ACTIVE', server.get('fault')
+    return server
+
+
+def _wait(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, 'timed out'
+        time.sleep(0.05)
+
+
+def test_a_delete_placement_refuses_stays_deleting_until_the_pending_task_ends_it(
+        stack, flavor, monkeypatch):
+    monkeypatch.setattr(delete, 'RETRY_DELAY', 0)
+    monkeypatch.setattr(delete, 'RETRY_MAX_DELAY', 0)
+    server = _active(stack, flavor, 'placement-down')
+    server_id = server['id']
+    svc = stack.computes[server['OS-EXT-SRV-ATTR:host']]
+    mgr = svc.manager
+    flaky = FlakyReportClient(mgr.reportclient, [
+        exception.PlacementAPIConnectFailure(reason='connection refused')] * (
+            delete.RETRIES + 1))
+    monkeypatch.setattr(mgr, 'reportclient', flaky)
+
+    assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
+    _wait(lambda: flaky.deletes == delete.RETRIES + 1
+          and not mgr.instance_lock(server_id).locked())
+    shown = stack.request('GET', '/servers/%s' % server_id, version=VERSION)
+    assert shown.status_code == 200
+    assert shown.json()['server']['OS-EXT-STS:task_state'] == 'deleting'
+    assert stack.placement_get('/allocations/%s' % server_id)['allocations']
+
+    # Placement is back: the host's periodic task finishes the delete.
+    CONF.set_override('pending_delete_grace', 0, group='compute')
+    try:
+        svc._call(mgr._retry_pending_deletes, nl_context.get_admin_context())
+    finally:
+        CONF.clear_override('pending_delete_grace', group='compute')
+    assert stack.request('GET', '/servers/%s' % server_id).status_code == 404
+    assert stack.placement_get('/allocations/%s' % server_id)['allocations'] == {}
