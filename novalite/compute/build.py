@@ -2,8 +2,9 @@
 
 Called by the compute manager with the instance lock held. A build that fails here
 goes back to the conductor, which tries the next alternate host or puts the instance
-in ERROR with a fault naming the failure; the allocation never outlives the build.
-Deletes are in ``compute/delete.py``.
+in ERROR with a fault naming the failure; the allocation never outlives the build. A
+build this service was running when it stopped is cleaned up at start-up and handed
+back to the conductor to be scheduled again. Deletes are in ``compute/delete.py``.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import functools
 from typing import Any
 
 from oslo_log import log as logging
+from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects, utils
@@ -31,6 +33,13 @@ from novalite.objects import instance_fault
 LOG = logging.getLogger(__name__)
 
 BUILD_EVENT = instance_actions.BUILD_EVENT
+# The task states of a build on its host (the claim's save leaves SCHEDULING).
+BUILD_TASK_STATES = [task_states.SCHEDULING, task_states.NETWORKING,
+                     task_states.BLOCK_DEVICE_MAPPING, task_states.SPAWNING]
+# System metadata keys (one per request, numbered) in which the claim records the
+# build's network requests: a build re-driven after this service restarted asks for
+# the same networks and ports, and the user's ports are kept when its own are released.
+NETWORK_REQUEST_KEY = 'network_request_%d'
 
 
 @dataclasses.dataclass
@@ -63,9 +72,7 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
         cleanup(mgr, context, instance, req.node)
         return
     except Exception as exc:
-        message, trace = objects.InstanceActionEvent.format_error(exc)
-        objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT,
-                                                 exc_val=message, exc_tb=trace, host=mgr.host)
+        _finish_build_event(mgr, context, instance, exc)
         cleanup(mgr, context, instance, req.node)
         mgr.rt.build_failed(context, req.node)
         notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
@@ -78,6 +85,19 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
     mgr.rt.build_succeeded(context, req.node)
     notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
                                                notifications.END)
+
+
+def _finish_build_event(mgr: Any, context: Any, instance: Any, exc: Exception) -> None:
+    """Mark this host's build event failed; the record of the action is not worth
+    leaving the build unfinished for (the database may be failing too)."""
+    message, trace = objects.InstanceActionEvent.format_error(exc)
+    try:
+        delete.retried(lambda: objects.InstanceActionEvent.event_finish(
+            context, instance.uuid, BUILD_EVENT, exc_val=message, exc_tb=trace,
+            host=mgr.host), 'Finishing the build event of %s' % instance.uuid)
+    except Exception as error:
+        LOG.warning('Could not mark the build event of %s failed: %s', instance.uuid,
+                    error)
 
 
 def _save(instance: Any, expected_task_state: Any, finish_event: str | None = None) -> None:
@@ -102,6 +122,8 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     has_ports = bool(req.requested_networks) and isinstance(req.requested_networks, list)
     instance.vm_state = vm_states.BUILDING
     instance.task_state = task_states.NETWORKING if has_ports else task_states.SPAWNING
+    if has_ports:
+        _record_network_requests(instance, req.requested_networks)
     try:
         mgr.rt.instance_claim(context, instance, req.node,
                               expected_task_state=task_states.SCHEDULING)
@@ -171,14 +193,39 @@ def _allocate_network(mgr: Any, context: Any, instance: Any,
             % exc.format_message()) from exc
 
 
-def cleanup(mgr: Any, context: Any, instance: Any, nodename: str) -> None:
-    """Remove what a failed or abandoned build left on this host and in Placement."""
+def _record_network_requests(instance: Any, requests: list[dict]) -> None:
+    """Keep the network requests on the instance (written with the claim's save):
+    nothing else keeps them once the build is handed to this host."""
+    sysmeta = {k: v for k, v in instance.system_metadata.items()
+               if not k.startswith('network_request_')}
+    for index, request in enumerate(requests):
+        sysmeta[NETWORK_REQUEST_KEY % index] = jsonutils.dumps(
+            {k: v for k, v in request.items() if v is not None}, separators=(',', ':'))
+    instance.system_metadata = sysmeta
+
+
+def recorded_network_requests(instance: Any) -> list[dict]:
+    """The network requests the claim recorded; none for a build without ports."""
+    sysmeta = instance.system_metadata if instance.obj_attr_is_set('system_metadata') \
+        else {}
+    requests = []
+    index = 0
+    while NETWORK_REQUEST_KEY % index in sysmeta:
+        requests.append(jsonutils.loads(sysmeta[NETWORK_REQUEST_KEY % index]))
+        index += 1
+    return requests
+
+
+def cleanup(mgr: Any, context: Any, instance: Any, nodename: str,
+            preserve: list[str] | None = None) -> None:
+    """Remove what a failed or abandoned build left on this host and in Placement
+    (``preserve``: ports the user passed in, unbound and kept)."""
     try:
         mgr.driver.destroy(context, instance,
                            network_info=delete.cached_network_info(instance))
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
-    delete.release_ports(mgr, context, instance)
+    delete.release_ports(mgr, context, instance, preserve=preserve)
     mgr.rt.abort_instance_claim(context, instance, nodename)
     try:
         delete.free_allocation(mgr, context, instance.uuid)
@@ -209,8 +256,10 @@ def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
     instance.host = None
     instance.node = None
     try:
-        instance.save()
-    except exception.InstanceNotFound:
+        instance.save(expected_task_state=BUILD_TASK_STATES)
+    except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as error:
+        # A delete came meanwhile (it finishes the instance): not scheduled again.
+        LOG.info('Not rescheduling %s: %s', instance.uuid, error)
         return
     retry = dict(req.filter_properties.get('retry') or {})
     retry['exc_reason'] = reason
@@ -236,7 +285,8 @@ def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
             continue  # a build is still running; it ends on its own
         try:
             LOG.warning('Build of %s timed out after %ds', instance.uuid, timeout)
-            cleanup(mgr, context, instance, instance.node or mgr.host)
+            cleanup(mgr, context, instance, instance.node or mgr.host,
+                    preserve=_user_ports(recorded_network_requests(instance)))
             _error(mgr, context, instance, exception.BuildAbortException(
                 instance_uuid=instance.uuid,
                 reason='the build did not finish within %d seconds' % timeout))
@@ -244,19 +294,72 @@ def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
             lock.release()
 
 
+def _user_ports(requests: list[dict]) -> list[str]:
+    return [r['port_id'] for r in requests if r.get('port_id')]
+
+
 def recover_interrupted_builds(mgr: Any, context: Any) -> None:
-    """On start-up: a build this host was doing when it stopped cannot resume. Put it in
-    ERROR with a fault and free its allocation; finish deletes that were under way; any
+    """On start-up: a build this host was doing when it stopped cannot resume here; it
+    is cleaned up and scheduled again. Deletes that were under way are finished; any
     other operation ends with the instance in the state its guest is really in."""
     for instance in objects.InstanceList.get_by_host(context, mgr.host):
-        if instance.task_state == task_states.DELETING:
-            LOG.info('Finishing the interrupted delete of %s', instance.uuid)
-            delete.terminate_or_leave_pending(mgr, context, instance)
-        elif instance.vm_state == vm_states.BUILDING:
-            LOG.warning('Instance %s was building when this service stopped', instance.uuid)
-            cleanup(mgr, context, instance, instance.node or mgr.host)
-            _error(mgr, context, instance, exception.BuildAbortException(
-                instance_uuid=instance.uuid,
-                reason='the compute service on %s restarted during the build' % mgr.host))
-        elif instance.task_state is not None:
-            power_sync.recover_instance(mgr, context, instance)
+        with mgr.instance_lock(instance.uuid):
+            if instance.task_state == task_states.DELETING:
+                LOG.info('Finishing the interrupted delete of %s', instance.uuid)
+                delete.terminate_or_leave_pending(mgr, context, instance)
+            elif instance.vm_state == vm_states.BUILDING:
+                redrive_interrupted_build(mgr, context, instance)
+            elif instance.task_state is not None:
+                power_sync.recover_instance(mgr, context, instance)
+
+
+def redrive_interrupted_build(mgr: Any, context: Any, instance: Any) -> None:
+    """Remove what the interrupted build left here (guest, the ports it made, the claim
+    and its allocation) and hand the instance back to the conductor to be scheduled
+    again from its RequestSpec, as a build that failed here is.
+
+    What the build was sent and nothing here kept is not sent again: the conductor
+    reads the RequestSpec by the instance's uuid, and the image and network requests
+    from it; the admin password and injected files are lost. The network requests the
+    claim recorded are sent (they tell the user's ports, kept, from the build's own,
+    deleted). If the conductor cannot be reached the instance goes to ERROR with a
+    fault, never left BUILDING.
+    """
+    reason = 'the compute service on %s restarted during the build' % mgr.host
+    LOG.warning('Instance %s was building when this service stopped: scheduling it '
+                'again', instance.uuid)
+    node = instance.node or mgr.host
+    requests = recorded_network_requests(instance)
+    cleanup(mgr, context, instance, node, preserve=_user_ports(requests))
+    try:
+        objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT,
+                                                 exc_val=reason, host=mgr.host)
+    except exception.InstanceActionNotFound:
+        pass
+    instance.task_state = task_states.SCHEDULING
+    instance.host = None
+    instance.node = None
+    try:
+        instance.save(expected_task_state=BUILD_TASK_STATES)
+    except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as error:
+        LOG.info('Not scheduling %s again: %s', instance.uuid, error)
+        return
+    # The attempts made before this one are not known here any more: this one counts
+    # as the first. ``redrive``: this host lost the build, it did not fail it, so the
+    # scheduler may choose it again.
+    retry = {'num_attempts': 1, 'hosts': [[mgr.host, node]], 'redrive': True,
+             'failures': [[mgr.host, reason]], 'exc_reason': reason}
+    try:
+        # No host list: the conductor schedules again from the RequestSpec (which it
+        # reads by the instance's uuid, with the image and, when none are given here,
+        # the network requests) while [scheduler] max_attempts allows, else ERROR with
+        # a fault naming each attempt.
+        mgr.compute_task_api.build_instances(
+            context, instances=[instance], image=None, filter_properties={'retry': retry},
+            admin_password=None, injected_files=[], requested_networks=requests or None,
+            block_device_mapping=[], request_spec=None, host_lists=[[]])
+    except Exception as exc:
+        LOG.warning('Could not hand %s back to the conductor: %s', instance.uuid, exc)
+        _error(mgr, context, instance, exception.BuildAbortException(
+            instance_uuid=instance.uuid,
+            reason='%s, and it could not be scheduled again: %s' % (reason, exc)))

@@ -1,6 +1,7 @@
-"""A compute host finishes what an outage interrupted: a delete Placement refused stays
-DELETING (the server and its allocation both there) until the host's pending delete
-task ends it."""
+"""A compute host finishes what an outage or its own restart interrupted: a delete
+Placement refused stays DELETING (the server and its allocation both there) until the
+host's pending delete task ends it; a build its restart interrupted is scheduled again.
+"""
 from __future__ import annotations
 
 import time
@@ -8,8 +9,8 @@ import time
 import pytest
 
 from novalite import context as nl_context
-from novalite import exception
-from novalite.compute import delete
+from novalite import exception, objects
+from novalite.compute import build, delete, task_states, vm_states
 from novalite.conf import CONF
 from tests.unit.compute.hostdoubles import FlakyReportClient
 
@@ -71,4 +72,25 @@ def test_a_delete_placement_refuses_stays_deleting_until_the_pending_task_ends_i
     finally:
         CONF.clear_override('pending_delete_grace', group='compute')
     assert stack.request('GET', '/servers/%s' % server_id).status_code == 404
+    assert stack.placement_get('/allocations/%s' % server_id)['allocations'] == {}
+
+
+def test_a_build_a_restart_interrupted_is_scheduled_again(stack, flavor):
+    server = _active(stack, flavor, 'restarted')
+    server_id = server['id']
+    svc = stack.computes[server['OS-EXT-SRV-ATTR:host']]
+    # As the host finds it after a restart: BUILDING on it, spawning, no build running.
+    instance = objects.Instance.get_by_uuid(nl_context.get_admin_context(), server_id)
+    instance.vm_state = vm_states.BUILDING
+    instance.task_state = task_states.SPAWNING
+    instance.save()
+
+    svc._call(build.recover_interrupted_builds, svc.manager,
+              nl_context.get_admin_context())
+    server = stack.wait_for_status(server_id, ('ACTIVE', 'ERROR'), version=VERSION)
+    assert server['status'] == 'ACTIVE', server.get('fault')
+    allocations = stack.placement_get('/allocations/%s' % server_id)['allocations']
+    assert len(allocations) == 1
+    assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
+    stack.wait_for_deleted(server_id)
     assert stack.placement_get('/allocations/%s' % server_id)['allocations'] == {}

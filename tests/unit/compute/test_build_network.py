@@ -20,6 +20,7 @@ class _Instance:
         self.availability_zone = None
         self.host = 'hostA'
         self.info_cache = types.SimpleNamespace(network_info=[])
+        self.system_metadata: dict[str, str] = {}
         self.saves: list[object] = []
 
     def save(self, expected_task_state: object = None, finish_event: object = None) -> None:
@@ -57,3 +58,5 @@ def test_a_delete_ends_the_wait_for_vifs_and_the_build_as_deleted():
         build._build(mgr, None, instance, req)
     # The allocated ports are in the cache, so the cleanup releases them (the user's kept).
     assert instance.info_cache.network_info == [vif]
+    # The requests went with the claim, for a re-drive after a restart.
+    assert build.recorded_network_requests(instance) == [{'network_id': 'n1'}]
