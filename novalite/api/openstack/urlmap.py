@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib import parse
+
+from novalite.api.openstack import faults
 
 
 class URLMap:
@@ -16,6 +19,11 @@ class URLMap:
         self.prefixes = sorted(prefixes.items(), key=lambda kv: len(kv[0]), reverse=True)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        undecodable = _undecodable(environ)
+        if undecodable:
+            # Checked once here, before any layer (routes, webob, the request log, the
+            # version documents) decodes the URL and fails with a UnicodeDecodeError.
+            return faults.json_fault(400, undecodable)(environ, start_response)
         path = environ.get('PATH_INFO', '') or '/'
         key = path.rstrip('/') or '/'
         if key in self.exact:
@@ -24,8 +32,8 @@ class URLMap:
         for prefix, app in self.prefixes:
             if prefix == '' or path == prefix or path.startswith(prefix + '/'):
                 return self._forward(app, prefix, environ, start_response)
-        start_response('404 Not Found', [('Content-Type', 'text/plain')])
-        return [b'Not Found']
+        return faults.json_fault(404, 'The resource could not be found.')(
+            environ, start_response)
 
     @staticmethod
     def _forward(app: Any, prefix: str, environ: dict, start_response: Callable
@@ -34,6 +42,26 @@ class URLMap:
         environ['SCRIPT_NAME'] = environ.get('SCRIPT_NAME', '') + prefix
         environ['PATH_INFO'] = environ.get('PATH_INFO', '')[len(prefix):]
         return app(environ, start_response)
+
+
+def _undecodable(environ: dict) -> str | None:
+    """Why the request's URL is not UTF-8 text, or None when it is.
+
+    WSGI servers hand the path over percent-decoded and the query string raw, both as
+    latin-1 strings of the bytes received; the API reads both as UTF-8. Nova answers 400
+    for a query string that is not UTF-8 (webob's decoding error), and so does novalite,
+    for the path too.
+    """
+    try:
+        environ.get('PATH_INFO', '').encode('latin-1').decode('utf-8')
+    except UnicodeError:
+        return 'The URL path is not UTF-8 encoded'
+    try:
+        raw = environ.get('QUERY_STRING', '').encode('latin-1')
+        parse.unquote_to_bytes(raw).decode('utf-8')
+    except UnicodeError:
+        return 'Query string is not UTF-8 encoded'
+    return None
 
 
 def urlmap_factory(loader: Any, global_conf: dict, **local_conf: str) -> URLMap:

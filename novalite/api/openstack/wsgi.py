@@ -170,9 +170,19 @@ class Resource:
         if req.content_type and req.content_type not in _JSON_TYPES:
             raise webob.exc.HTTPUnsupportedMediaType(explanation='Unsupported Content-Type')
         try:
-            return jsonutils.loads(req.body)
-        except ValueError as exc:
+            body = jsonutils.loads(req.body)
+            # The JSON parser accepts escapes of lone surrogates ("\\ud800"): a string
+            # no database can store and no client can read back. Re-encoding the whole
+            # document refuses them here, once, for every route and every field.
+            jsonutils.dump_as_bytes(body, ensure_ascii=False)
+        except UnicodeEncodeError as exc:
+            raise webob.exc.HTTPBadRequest(
+                explanation='Malformed request body: a string is not valid Unicode (it '
+                            'holds a lone surrogate escape such as \\ud800)') from exc
+        except (ValueError, RecursionError) as exc:
+            # RecursionError: arrays or objects nested too deep for the parser.
             raise webob.exc.HTTPBadRequest(explanation='Malformed request body') from exc
+        return body
 
     @staticmethod
     def _serialize(method: Callable, result: Any) -> webob.Response:

@@ -92,9 +92,9 @@ def test_microversion_is_read_from_the_headers(headers, expected):
     ('compute 2', 400, 'badRequest'),
     ('compute 2.x', 400, 'badRequest'),
     ('compute 2.01', 400, 'badRequest'),
-    ('compute 2.105', 406, 'notAcceptable'),
-    ('compute 1.9', 406, 'notAcceptable'),
-    ('compute 3.0', 406, 'notAcceptable'),
+    ('compute 2.105', 406, 'computeFault'),
+    ('compute 1.9', 406, 'computeFault'),
+    ('compute 3.0', 406, 'computeFault'),
 ])
 def test_bad_microversion_is_rejected(value, code, key):
     resp = _get(_app(_Controller()), headers={'OpenStack-API-Version': value})
