@@ -405,6 +405,11 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                 values[key] = base.naive_utc(values[key])
         if 'deleted' in values:
             values['deleted'] = self.id if values['deleted'] else 0
+        for key in ('access_ip_v4', 'access_ip_v6'):
+            # The fields hold netaddr addresses; the columns are strings, and no driver
+            # binds an IPAddress (SQLite refuses it: "type 'IPAddress' is not supported").
+            if values.get(key) is not None:
+                values[key] = str(values[key])
         return values
 
     @staticmethod

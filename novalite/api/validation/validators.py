@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 from jsonschema import validators as js_validators
-from oslo_utils import netutils, uuidutils
+from oslo_utils import uuidutils
 
 from novalite import exception
 
@@ -23,14 +23,9 @@ def _is_uuid(instance: Any) -> bool:
     return uuidutils.is_uuid_like(instance)
 
 
-@format_checker.checks('ipv4')
-def _is_ipv4(instance: Any) -> bool:
-    return not isinstance(instance, str) or netutils.is_valid_ipv4(instance)
-
-
-@format_checker.checks('ipv6')
-def _is_ipv6(instance: Any) -> bool:
-    return not isinstance(instance, str) or netutils.is_valid_ipv6(instance)
+# ipv4 and ipv6 are jsonschema's own formats (Python's ipaddress), as Nova's validator
+# uses: stricter than oslo's netutils, which also takes IPv6 scope ids ("fe80::1%eth0")
+# that the instance's address fields then fail to hold.
 
 
 @format_checker.checks('base64')
