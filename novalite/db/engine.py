@@ -7,6 +7,7 @@ or, for services that live in one cell (compute's conductor), ``[database] conne
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,47 @@ def _sqlite_transactions(engine: Engine, writer: bool) -> None:
             connection.info['in_transaction'] = True
 
 
+_INT64 = range(-2 ** 63, 2 ** 63)
+
+
+def _widened(value: Any) -> Any:
+    if type(value) is int and value not in _INT64:
+        return math.inf if value > 0 else -math.inf
+    return value
+
+
+def _sqlite_wide_integers(engine: Engine) -> None:
+    """Bind integers past 64 bits as infinities on SQLite, which refuses them
+    (OverflowError) where MariaDB and PostgreSQL compare them with the column: ``GET
+    /os-aggregates/9223372036854775808`` or ``/flavors?minRam=<30 digits>`` must find
+    nothing, not fail. Every 64-bit column value is below such an integer (or above a
+    negative one) and none equals it: so with an infinity, which SQLite compares with
+    integers exactly, every comparison answers as it would with the integer itself.
+    """
+    from sqlalchemy import event
+
+    def _widen(params: Any) -> Any:
+        if isinstance(params, dict):
+            if any(type(v) is int and v not in _INT64 for v in params.values()):
+                return {k: _widened(v) for k, v in params.items()}
+            return params
+        if any(type(v) is int and v not in _INT64 for v in params):
+            return type(params)(_widened(v) for v in params)
+        return params
+
+    @event.listens_for(engine, 'before_cursor_execute', retval=True)
+    def _before(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
+                executemany: bool) -> tuple[str, Any]:
+        if not parameters:
+            return statement, parameters
+        # A list of parameter sets for executemany, but one flat set for a batch of
+        # SQLAlchemy's "insertmanyvalues" (one INSERT of many rows), flag or not.
+        if isinstance(parameters[0] if isinstance(parameters, (list, tuple)) else None,
+                      (list, tuple, dict)):
+            return statement, [_widen(p) for p in parameters]
+        return statement, _widen(parameters)
+
+
 def get_engine(url: str, writer: bool = True) -> Engine:
     """The engine for ``url``, created on first use. SQLite gets one engine for
     writers and one for readers (see ``_sqlite_transactions``); other databases one."""
@@ -76,6 +118,7 @@ def get_engine(url: str, writer: bool = True) -> Engine:
                 sqlite_synchronous=CONF.database.sqlite_synchronous)
             if sqlite:
                 _sqlite_transactions(engine, key[1])
+                _sqlite_wide_integers(engine)
                 # oslo.db opened a test connection before these listeners existed.
                 engine.dispose()
             _ENGINES[key] = engine
