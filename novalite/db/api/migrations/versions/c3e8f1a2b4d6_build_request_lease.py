@@ -21,3 +21,10 @@ def upgrade() -> None:
         batch.add_column(sa.Column('taken_at', sa.DateTime(), nullable=True))
         batch.add_column(sa.Column('delete_requested', sa.Boolean(), nullable=False,
                                    server_default=sa.false()))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('build_requests') as batch:
+        batch.drop_column('delete_requested')
+        batch.drop_column('taken_at')
+        batch.drop_column('attempt')
