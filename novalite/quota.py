@@ -186,8 +186,9 @@ def _count_instances(context: RequestContext, project_id: str,
     Build requests are read first, then the cells: the conductor creates an instance in
     its cell before it deletes the build request, so a server moving from one to the
     other is found in the first read, or in both (and counted once, as a build request),
-    never in neither. A server being deleted (task state ``deleting``) no longer counts:
-    its place is free as soon as the delete is accepted.
+    never in neither. A server being deleted (task state ``deleting``, or a build
+    request whose delete its conductor is to finish) no longer counts: its place is free
+    as soon as the delete is accepted.
     """
     from novalite import context as nl_context
     from novalite import objects
@@ -198,6 +199,8 @@ def _count_instances(context: RequestContext, project_id: str,
             continue
         instance = build_request.instance
         building.append(build_request.instance_uuid)
+        if build_request.delete_requested:
+            continue  # deleted while a conductor schedules it, which finishes the delete
         usage['instances'] += 1
         usage['cores'] += instance.vcpus or 0
         usage['ram'] += instance.memory_mb or 0

@@ -183,10 +183,10 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         if 0 <= limit < len(metadata):
             raise exception.QuotaError(message='Quota exceeded for metadata_items: '
                                                'Requested %d, limit %d' % (len(metadata), limit))
-        count = self._count_allowed(context, flavor, min_count, max_count)
+        # Networks first, as Nova: the port quota may lower max_count before the
+        # instance quota is counted (once, under the project's lock, below).
         network_requests, count = net_requests.resolve(
-            context, requested_networks, min_count, count, security_groups)
-        counted = time.time()
+            context, requested_networks, min_count, max_count, security_groups)
         force_hosts, force_nodes = self._parse_az_host(context, availability_zone)
         if force_hosts or force_nodes:
             availability_zone = availability_zone.split(':', 1)[0] or None
@@ -196,19 +196,16 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         force_nodes = [requested_hypervisor_hostname] if requested_hypervisor_hostname \
             else force_nodes
         group = self._server_group(context, scheduler_hints)
-        if group is not None:
-            limit = quota.get_limits(context, context.project_id,
-                                     context.user_id)['server_group_members']
-            if 0 <= limit < len(group.get_live_members()) + count:
-                raise exception.QuotaError(
-                    message='Quota exceeded, too many servers in group')
         reservation_id = utils.generate_reservation_id()
         image_meta = objects.ImageMeta.from_dict(image) if image else None
-        # Counted again where no other create of the project counts or writes until this
-        # one's build requests are committed: concurrent creates cannot together pass a
-        # limit, and a multi-create gets what is left (down to its min_count).
+        # Counted where no other create of the project counts or writes until this one's
+        # build requests are committed: concurrent creates cannot together pass a limit,
+        # and a multi-create gets what is left (down to its min_count).
         with quota.project_lock(context.project_id) as session:
             count = self._count_allowed(context, flavor, min_count, count)
+            if group is not None:
+                self._check_group_members(context, group, count)
+            counted = time.time()
             instances, build_requests, specs = [], [], []
             for index in range(count):
                 instance = self._new_instance(
@@ -254,6 +251,13 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             requested_networks=network_requests, block_device_mapping=[], tags=tags)
         utils.hop('api.cast', uuids)
         return instances, reservation_id
+
+    @staticmethod
+    def _check_group_members(context: Any, group: Any, count: int) -> None:
+        limit = quota.get_limits(context, context.project_id,
+                                 context.user_id)['server_group_members']
+        if 0 <= limit < len(group.get_live_members()) + count:
+            raise exception.QuotaError(message='Quota exceeded, too many servers in group')
 
     @staticmethod
     def _server_group(context: Any, scheduler_hints: dict | None) -> Any:
