@@ -1,6 +1,9 @@
 """The conductor's RPC endpoints: object indirection, and build tasks (hops 4 and 6)."""
 from __future__ import annotations
 
+import functools
+import time
+from collections.abc import Callable
 from typing import Any
 
 import oslo_messaging as messaging
@@ -15,6 +18,7 @@ from novalite.conductor.tasks import (
     lost_builds,
     migrate,
     rebuild,
+    transient,
     unshelve,
 )
 from novalite.conf import CONF
@@ -63,7 +67,8 @@ class ConductorManager(manager.Manager):
     def object_class_action_versions(self, context: Any, objname: str, objmethod: str,
                                      object_versions: dict, args: tuple, kwargs: dict) -> Any:
         objclass = self._object_class(objname, object_versions)
-        result = getattr(objclass, objmethod)(context, *args, **kwargs)
+        result = _through_outage('%s.%s' % (objname, objmethod), functools.partial(
+            getattr(objclass, objmethod), context, *args, **kwargs))
         if isinstance(result, obj_base.NovaliteObject) and objname in object_versions:
             result = result.obj_to_primitive(target_version=object_versions[objname])
             result = obj_base.NovaliteObject.obj_from_primitive(result, context)
@@ -77,7 +82,8 @@ class ConductorManager(manager.Manager):
         # What ``obj_clone`` gives, without deepcopy's generic walk (4 % of a busy
         # conductor's CPU): the object's fields copied all the way down.
         before = obj_base.fresh_copy(objinst)
-        result = getattr(objinst, objmethod)(*args, **kwargs)
+        result = _through_outage('%s.%s' % (objinst.obj_name(), objmethod), functools.partial(
+            getattr(objinst, objmethod), *args, **kwargs))
         updates: dict[str, Any] = {}
         for name, field in objinst.fields.items():
             if not objinst.obj_attr_is_set(name):
@@ -93,6 +99,18 @@ class ConductorManager(manager.Manager):
         target = object_versions[objinst.obj_name()]
         return objinst.obj_to_primitive(target_version=target,
                                         version_manifest=object_versions)
+
+
+def _through_outage(what: str, func: Callable[[], Any]) -> Any:
+    """A compute host's object method, retried while the database refuses connections
+    for a while, as long as the compute's call has time to wait for the answer."""
+    # oslo.messaging registers its timeout with the first transport.
+    until = time.monotonic() + OUTAGE_SHARE_OF_CALL * getattr(CONF, 'rpc_response_timeout', 60)
+    return transient.call(what, func, until)
+
+
+# What part of a compute's RPC timeout its object calls may spend retrying here.
+OUTAGE_SHARE_OF_CALL = 0.75
 
 
 class ComputeTaskManager:

@@ -400,16 +400,17 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
     retry = dict(filter_properties.get('retry') or {})
     failures = _failures(retry)
     remaining = list(host_list)
-    if not remaining and retry.get('num_attempts', 1) < CONF.scheduler.max_attempts:
-        # No alternates came with it (a build re-driven after its host restarted or its
-        # message was lost, or a first choice without any): choose again.
+    if retry.get('redrive') and not remaining and \
+            retry.get('num_attempts', 1) < CONF.scheduler.max_attempts:
+        # A build re-driven after its host restarted or its message was lost comes
+        # without alternates: choose again. (A build that failed on its host and has no
+        # alternates left ends here, as Nova's: its hosts had their chance.)
         request_spec = request_spec or objects.RequestSpec.get_by_instance_uuid(
             context, instance.uuid)
         image = image if image is not None else _image_of(request_spec)
         if requested_networks is None:
             requested_networks = requested_networks_of(request_spec)
-        remaining = _schedule_again(deps, context, instance, request_spec, failures,
-                                    bool(retry.get('redrive')))
+        remaining = _schedule_again(deps, context, instance, request_spec, failures)
     # The scheduler claimed its first choice itself; alternates are claimed here.
     scheduled = bool(remaining) and not host_list
     while remaining:
@@ -476,11 +477,11 @@ def _image_of(request_spec: Any) -> dict | None:
 
 
 def _schedule_again(deps: Dependencies, context: Any, instance: Any, request_spec: Any,
-                    failures: list[list[str]], redrive: bool) -> list:
+                    failures: list[list[str]]) -> list:
     """New selections for ``instance``, leaving out the hosts its build failed on (not
-    the one a re-drive comes from: that host did not fail the build, it lost it); []
+    the one this re-drive comes from: that host did not fail the build, it lost it); []
     when none is left (the failures then say why)."""
-    tried = [host for host, _reason in (failures[:-1] if redrive else failures)]
+    tried = [host for host, _reason in failures[:-1]]
     request_spec.ignore_hosts = sorted(set(tried))
     uuid = instance.uuid
     try:
