@@ -394,3 +394,30 @@ def test_another_users_key_pair_and_private_flavor_are_unknown_to_a_boot(stack, 
             assert resp.status_code == 400, resp.text
     finally:
         stack.request('DELETE', '/servers/%s' % server)
+
+
+def test_another_projects_deleted_servers_stay_unknown(stack, owned):
+    """The filters that reach deleted servers (``deleted``, ``changes-since``) give a
+    non-administrator their own project's only; the action log of a server is read
+    through that server, so bob's server does not show ann's requests."""
+    gone = _boot(stack, owned['public_flavor'])
+    _ok(stack.request('DELETE', '/servers/%s' % gone, token=MEMBER), 204)
+    stack.wait_for_deleted(gone, token=MEMBER)
+    since = '/servers/detail?changes-since=2000-01-01T00:00:00Z'
+
+    def listed(token, path):
+        return {s['id'] for s in _ok(stack.request('GET', path, token=token,
+                                                   version=VERSION))['servers']}
+    assert gone in listed(MEMBER, since)
+    for path in (since, since + '&deleted=true', '/servers/detail?deleted=true',
+                 since + '&project_id=pa', '/servers/detail?uuid=%s' % gone):
+        assert gone not in listed(OTHER, path), path
+    assert stack.request('GET', '/servers/%s' % gone, token=OTHER).status_code == 404
+
+    theirs = _boot(stack, owned['public_flavor'], token=OTHER)
+    try:
+        resp = stack.request('GET', '/servers/%s/os-instance-actions/%s'
+                             % (theirs, owned['request_id']), token=OTHER)
+        assert resp.status_code == 404, resp.text
+    finally:
+        stack.request('DELETE', '/servers/%s' % theirs)
