@@ -87,10 +87,12 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
                                                notifications.END)
 
 
-def _finish_build_event(mgr: Any, context: Any, instance: Any, exc: Exception) -> None:
+def _finish_build_event(mgr: Any, context: Any, instance: Any,
+                        exc: Exception | str) -> None:
     """Mark this host's build event failed; the record of the action is not worth
     leaving the build unfinished for (the database may be failing too)."""
-    message, trace = objects.InstanceActionEvent.format_error(exc)
+    message, trace = (exc, None) if isinstance(exc, str) else \
+        objects.InstanceActionEvent.format_error(exc)
     try:
         delete.retried(lambda: objects.InstanceActionEvent.event_finish(
             context, instance.uuid, BUILD_EVENT, exc_val=message, exc_tb=trace,
@@ -252,14 +254,7 @@ def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
     reason = exc.format_message() if isinstance(exc, exception.NovaliteException) else \
         '%s: %s' % (type(exc).__name__, exc)
     LOG.warning('Build of %s failed on %s: %s', instance.uuid, mgr.host, reason)
-    instance.task_state = task_states.SCHEDULING
-    instance.host = None
-    instance.node = None
-    try:
-        instance.save(expected_task_state=BUILD_TASK_STATES)
-    except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as error:
-        # A delete came meanwhile (it finishes the instance): not scheduled again.
-        LOG.info('Not rescheduling %s: %s', instance.uuid, error)
+    if not _hand_back(instance):
         return
     retry = dict(req.filter_properties.get('retry') or {})
     retry['exc_reason'] = reason
@@ -273,11 +268,27 @@ def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
         request_spec=req.request_spec, host_lists=[req.host_list])
 
 
+def _hand_back(instance: Any) -> bool:
+    """Save the instance as no host's (SCHEDULING), unless a delete came meanwhile
+    (that delete finishes it). :returns: whether it was saved."""
+    instance.task_state = task_states.SCHEDULING
+    instance.host = None
+    instance.node = None
+    try:
+        delete.retried(lambda: instance.save(expected_task_state=BUILD_TASK_STATES),
+                       'Handing %s back to the conductor' % instance.uuid)
+    except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as error:
+        LOG.info('Not scheduling %s again: %s', instance.uuid, error)
+        return False
+    return True
+
+
 def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
     now = timeutils.utcnow(with_timezone=True)
     for instance in objects.InstanceList.get_by_host(context, mgr.host):
-        if instance.vm_state != vm_states.BUILDING or instance.created_at is None:
-            continue
+        if instance.vm_state != vm_states.BUILDING or instance.created_at is None or \
+                instance.task_state == task_states.DELETING:
+            continue  # not a build; or a delete, which the pending delete task ends
         if (now - instance.created_at).total_seconds() < timeout:
             continue
         lock = mgr.instance_lock(instance.uuid)
@@ -302,18 +313,69 @@ def recover_interrupted_builds(mgr: Any, context: Any) -> None:
     """On start-up: a build this host was doing when it stopped cannot resume here; it
     is cleaned up and scheduled again. Deletes that were under way are finished; any
     other operation ends with the instance in the state its guest is really in."""
+    reason = 'the compute service on %s restarted during the build' % mgr.host
     for instance in objects.InstanceList.get_by_host(context, mgr.host):
         with mgr.instance_lock(instance.uuid):
-            if instance.task_state == task_states.DELETING:
-                LOG.info('Finishing the interrupted delete of %s', instance.uuid)
-                delete.terminate_or_leave_pending(mgr, context, instance)
-            elif instance.vm_state == vm_states.BUILDING:
-                redrive_interrupted_build(mgr, context, instance)
-            elif instance.task_state is not None:
-                power_sync.recover_instance(mgr, context, instance)
+            try:
+                _recover(mgr, context, instance, reason)
+            except Exception:
+                # The others are recovered all the same; a build left BUILDING here
+                # is re-driven by the orphaned build check, a delete by the pending
+                # delete task.
+                LOG.exception('Could not recover instance %s', instance.uuid)
 
 
-def redrive_interrupted_build(mgr: Any, context: Any, instance: Any) -> None:
+def _recover(mgr: Any, context: Any, instance: Any, reason: str) -> None:
+    if instance.task_state == task_states.DELETING:
+        LOG.info('Finishing the interrupted delete of %s', instance.uuid)
+        delete.terminate_or_leave_pending(mgr, context, instance)
+    elif instance.vm_state == vm_states.BUILDING:
+        LOG.warning('Instance %s was building when this service stopped: scheduling it '
+                    'again', instance.uuid)
+        redrive_interrupted_build(mgr, context, instance, reason)
+    elif instance.task_state is not None:
+        power_sync.recover_instance(mgr, context, instance)
+
+
+def redrive_orphaned_builds(mgr: Any, context: Any) -> list[str]:
+    """Schedule again the builds claimed by this host that no build works on any more
+    (its work ended without handing the instance on, e.g. the database failed under
+    it): BUILDING here with the instance lock free. A build holds the lock from before
+    its claim until it has handed the instance on, so a free lock with the instance
+    still BUILDING here, read again under that lock, means nobody is working on it.
+
+    :returns: the uuids of the builds re-driven
+    """
+    redriven = []
+    for listed in objects.InstanceList.get_by_host(context, mgr.host):
+        if listed.vm_state != vm_states.BUILDING or \
+                listed.task_state == task_states.DELETING:
+            continue
+        lock = mgr.instance_lock(listed.uuid)
+        if not lock.acquire(blocking=False):
+            continue  # its build is running
+        try:
+            instance = objects.Instance.get_by_uuid(context, listed.uuid)
+            if instance.vm_state != vm_states.BUILDING or instance.host != mgr.host or \
+                    instance.task_state == task_states.DELETING:
+                continue  # it finished meanwhile
+            LOG.warning('The build of %s on %s stopped without finishing: scheduling it '
+                        'again', instance.uuid, mgr.host)
+            redrive_interrupted_build(
+                mgr, context, instance,
+                'the build on %s stopped without finishing' % mgr.host)
+            redriven.append(instance.uuid)
+        except exception.InstanceNotFound:
+            pass
+        except Exception as exc:
+            LOG.warning('Could not schedule the orphaned build of %s again, next run '
+                        'tries again: %s', listed.uuid, exc)
+        finally:
+            lock.release()
+    return redriven
+
+
+def redrive_interrupted_build(mgr: Any, context: Any, instance: Any, reason: str) -> None:
     """Remove what the interrupted build left here (guest, the ports it made, the claim
     and its allocation) and hand the instance back to the conductor to be scheduled
     again from its RequestSpec, as a build that failed here is.
@@ -325,24 +387,11 @@ def redrive_interrupted_build(mgr: Any, context: Any, instance: Any) -> None:
     deleted). If the conductor cannot be reached the instance goes to ERROR with a
     fault, never left BUILDING.
     """
-    reason = 'the compute service on %s restarted during the build' % mgr.host
-    LOG.warning('Instance %s was building when this service stopped: scheduling it '
-                'again', instance.uuid)
     node = instance.node or mgr.host
     requests = recorded_network_requests(instance)
     cleanup(mgr, context, instance, node, preserve=_user_ports(requests))
-    try:
-        objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT,
-                                                 exc_val=reason, host=mgr.host)
-    except exception.InstanceActionNotFound:
-        pass
-    instance.task_state = task_states.SCHEDULING
-    instance.host = None
-    instance.node = None
-    try:
-        instance.save(expected_task_state=BUILD_TASK_STATES)
-    except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as error:
-        LOG.info('Not scheduling %s again: %s', instance.uuid, error)
+    _finish_build_event(mgr, context, instance, reason)
+    if not _hand_back(instance):
         return
     # The attempts made before this one are not known here any more: this one counts
     # as the first. ``redrive``: this host lost the build, it did not fail it, so the

@@ -110,9 +110,10 @@ class ComputeManager(manager.Manager):
     @periodic_task.periodic_task(spacing=30, run_immediately=False)
     def _check_instance_build_time(self, context: Any) -> None:
         """ERROR for builds on this host older than ``[compute] build_timeout`` that no
-        build is working on (the build message, or the work, was lost)."""
+        build is working on; the younger ones are scheduled again."""
         if CONF.compute.build_timeout:
             build.fail_stale_builds(self, context, CONF.compute.build_timeout)
+        build.redrive_orphaned_builds(self, context)
 
     @periodic_task.periodic_task(spacing=CONF.compute.pending_delete_interval,
                                  run_immediately=False)

@@ -103,3 +103,39 @@ def test_a_failed_build_is_not_rescheduled_over_a_delete(host):
     build._reschedule(mgr, cctxt, instance, req, RuntimeError('spawn failed'))
     assert mgr.compute_task_api.builds == []
     assert hostdoubles.stored(cctxt, instance.uuid).task_state == 'deleting'
+
+
+def test_a_build_no_one_works_on_any_more_is_scheduled_again(host):
+    mgr, cctxt = host
+    orphan = _building(mgr, cctxt)
+    running = _building(mgr, cctxt)
+    active = hostdoubles.instance_on_host(mgr, cctxt)
+    with mgr.instance_lock(running.uuid):
+        assert build.redrive_orphaned_builds(mgr, cctxt) == [orphan.uuid]
+    (sent,) = mgr.compute_task_api.builds
+    assert [i.uuid for i in sent['instances']] == [orphan.uuid]
+    assert sent['filter_properties']['retry']['failures'] == [
+        [HOST, 'the build on %s stopped without finishing' % HOST]]
+    assert hostdoubles.stored(cctxt, running.uuid).host == HOST
+    assert hostdoubles.stored(cctxt, active.uuid).vm_state == 'active'
+
+
+def test_a_failed_build_is_rescheduled_through_a_database_blip(host, monkeypatch):
+    from novalite.compute import delete
+    monkeypatch.setattr(delete, 'RETRY_DELAY', 0)
+    mgr, cctxt = host
+    instance = _building(mgr, cctxt)
+    real_save = instance.save
+    failures = [messaging.RemoteError('DBConnectionError', 'Too many connections')]
+
+    def save(**kwargs):
+        if failures:
+            raise failures.pop(0)
+        real_save(**kwargs)
+    monkeypatch.setattr(instance, 'save', save)
+    req = build.BuildRequestArgs(image=None, request_spec=None, filter_properties={},
+                                 admin_password=None, injected_files=[],
+                                 requested_networks=[], node=HOST, host_list=[])
+    build._reschedule(mgr, cctxt, instance, req, RuntimeError('spawn failed'))
+    assert len(mgr.compute_task_api.builds) == 1
+    assert hostdoubles.stored(cctxt, instance.uuid).task_state == 'scheduling'
