@@ -1,24 +1,46 @@
-"""A threaded WSGI server on a loopback port, run from a thread of the all-in-one process."""
+"""The all-in-one's HTTP servers (its API and Placement) on a loopback or chosen port.
+
+They are the standalone API's threaded HTTP/1.1 server (``novalite.api.server``), so the
+``[wsgi]`` timeouts bound their clients too: a client that stalls holds its own
+connection's thread, never the server.
+"""
 from __future__ import annotations
 
-import socket
-import socketserver
+import io
 import threading
+from collections.abc import Callable, Iterable
 from typing import Any
-from wsgiref import simple_server
+
+from novalite.api import server as http_server
+
+WSGIApp = Callable[[dict, Callable[..., Any]], Iterable[bytes]]
 
 
-class _QuietHandler(simple_server.WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base class name
-        # The apps log their requests themselves (the API's requestlog filter).
-        pass
+def _one_at_a_time(app: WSGIApp) -> WSGIApp:
+    """``app`` run for one request at a time.
 
+    The request body is read before the turn is taken, so that a client stalling in its
+    body waits alone instead of holding every other request for its read timeout.
+    """
+    lock = threading.Lock()
 
-class _ThreadingServer(socketserver.ThreadingMixIn, simple_server.WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    # Not socketserver's backlog of 5: bursts of clients must queue, not be reset.
-    request_queue_size = socket.SOMAXCONN
+    def serialized(environ: dict, start_response: Callable[..., Any]) -> list[bytes]:
+        try:
+            length = max(int(environ.get('CONTENT_LENGTH') or 0), 0)
+        except ValueError:
+            length = 0
+        environ['wsgi.input'] = io.BytesIO(environ['wsgi.input'].read(length)
+                                           if length else b'')
+        with lock:
+            result = app(environ, start_response)
+            try:
+                return list(result)
+            finally:
+                close = getattr(result, 'close', None)
+                if close is not None:
+                    close()
+
+    return serialized
 
 
 class WSGIServer:
@@ -26,26 +48,25 @@ class WSGIServer:
 
     The socket is bound at construction, so ``url`` is known before ``start()``.
 
-    :param threaded: a thread per request; False serves one request at a time.
+    :param threaded: requests run in parallel; False runs ``app`` for one request at a
+        time (connections are still served, and timed out, each in its thread).
     """
 
-    def __init__(self, app: Any, host: str = '127.0.0.1', port: int = 0,
+    def __init__(self, app: WSGIApp, host: str = '127.0.0.1', port: int = 0,
                  threaded: bool = True) -> None:
-        server_class = _ThreadingServer if threaded else simple_server.WSGIServer
-        self._server = simple_server.make_server(host, port, app, server_class=server_class,
-                                                 handler_class=_QuietHandler)
-        self.port: int = self._server.server_port
+        self._server = http_server.ThreadedServer(app if threaded else _one_at_a_time(app),
+                                                  host, port, drain=False)
+        self.port: int = self._server.address[1]
         self.url = 'http://%s:%d' % (host, self.port)
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={'poll_interval': 0.05}, daemon=True,
-                                        name='wsgi-%d' % self.port)
+        self._server.name = 'wsgi-%d' % self.port
+        self._stopped = False
 
     def start(self) -> WSGIServer:
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
         """Stop accepting requests and close the socket (idempotent)."""
-        if self._thread.is_alive():
-            self._server.shutdown()
-        self._server.server_close()
+        if not self._stopped:
+            self._stopped = True
+            self._server.stop()

@@ -8,20 +8,40 @@ thread) for the client's next request, as eventlet's server of the classic nova-
 A connection is kept for at most ``MAX_REQUESTS`` requests, and only when that is safe:
 the client did not ask to close it, the response carried a Content-Length, the request
 body was read to its end (what the application left unread is skipped, up to
-``MAX_DRAIN`` bytes) and nothing failed. A connection idle for ``IDLE_TIMEOUT`` seconds
-is closed; on stop, idle connections are closed at once and requests in progress
-finish.
+``MAX_DRAIN`` bytes) and nothing failed. On stop, connections not in a request are
+closed at once and requests in progress finish.
+
+A client cannot hold a thread for longer than the ``[wsgi]`` timeouts (``Timeouts``):
+every read waits at most ``client_socket_timeout``; the request line and headers must
+all arrive within ``client_header_timeout`` (a client trickling them a byte at a time
+restarts the per-read wait with each byte, not this one); a kept connection may idle
+``keep_alive_timeout`` between requests. A request whose head is not complete when
+its time is up, or when the client closes, is dropped without an answer (there is no
+request to answer); a body that ends or stalls before its Content-Length reaches the
+application as a short body, and a failure of the application on it is the client's
+400, never a 500.
 """
 from __future__ import annotations
 
+import dataclasses
+import io
+import json
 import socket
 import socketserver
 import threading
+import time
 import urllib.parse
+from types import TracebackType
 from typing import Any, BinaryIO
 from wsgiref import simple_server
 
-IDLE_TIMEOUT = 60.0
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from novalite.conf import CONF
+
+LOG = logging.getLogger(__name__)
+
 # A kept connection stays with the worker process that accepted it. Closing it after
 # this many requests lets the client's next connection go to whichever worker accepts
 # first, i.e. the least busy one: without a limit, one of two workers did 71 % of a
@@ -32,6 +52,60 @@ _MAX_LINE = 65536
 _MAX_HEADERS = 100
 
 
+@dataclasses.dataclass(frozen=True)
+class Timeouts:
+    """How long a client connection may keep the server waiting, in seconds (None:
+    forever). ``from_conf`` reads them from the ``[wsgi]`` options."""
+
+    read: float | None = 900.0
+    """Any one read from the connection, or write to it."""
+    head: float | None = 60.0
+    """The whole request line and headers of one request."""
+    idle: float | None = 60.0
+    """A kept connection's wait for its next request."""
+    keep_alive: bool = True
+
+    @classmethod
+    def from_conf(cls, conf: cfg.ConfigOpts) -> Timeouts:
+        wsgi = conf.wsgi
+        read = wsgi.client_socket_timeout or None
+        idle = wsgi.keep_alive_timeout or None
+        if read is not None and (idle is None or idle > read):
+            idle = read
+        return cls(read=read, head=wsgi.client_header_timeout or None, idle=idle,
+                   keep_alive=wsgi.keep_alive)
+
+
+class _Reader(io.RawIOBase):
+    """The connection's raw reads, each bounded by ``timeout`` and, while a request
+    head is read, all of them together by ``deadline`` (a ``time.monotonic`` value)."""
+
+    def __init__(self, sock: socket.socket, raw: io.RawIOBase,
+                 timeout: float | None) -> None:
+        super().__init__()
+        self._sock = sock
+        self._raw = raw
+        self.timeout = timeout
+        self.deadline: float | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        timeout = self.timeout
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError('the request head took too long')
+            timeout = left if timeout is None else min(timeout, left)
+        self._sock.settimeout(timeout)
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
 class _Body:
     """``wsgi.input``: the request body, ``length`` bytes of the connection, never more
     (the next request's bytes follow it on a kept connection)."""
@@ -39,22 +113,42 @@ class _Body:
     def __init__(self, stream: BinaryIO, length: int) -> None:
         self._stream = stream
         self.left = length
+        # The body ended (the client closed, or stopped sending for a read timeout)
+        # before its Content-Length: the request is the client's fault, and the
+        # connection's next bytes, if any, are not a request.
+        self.cut = False
 
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0 or size > self.left:
             size = self.left
-        data = self._stream.read(size) if size else b''
-        self.left -= len(data)
+        data = self._read(self._stream.read, size)
         if len(data) < size:
-            self.left = 0  # the client went away mid-body
+            self._cut()
         return data
 
     def readline(self, size: int | None = -1) -> bytes:
         if size is None or size < 0 or size > self.left:
             size = self.left
-        data = self._stream.readline(size) if size else b''
+        data = self._read(self._stream.readline, size)
+        if size and not data:
+            self._cut()
+        return data
+
+    def _read(self, read: Any, size: int) -> bytes:
+        if not size:
+            return b''
+        try:
+            data = read(size)
+        except OSError:
+            # A timed out or reset connection: what the application gets is a short
+            # body, which it refuses as it refuses any short body.
+            data = b''
         self.left -= len(data)
         return data
+
+    def _cut(self) -> None:
+        self.left = 0
+        self.cut = True
 
     def readlines(self, hint: int = -1) -> list[bytes]:
         return list(iter(self.readline, b''))
@@ -72,6 +166,17 @@ class _Body:
         return True
 
 
+def _fault(key: str, code: int, message: str) -> bytes:
+    """A fault body in the Compute API's format."""
+    return json.dumps({key: {'code': code, 'message': message}}).encode()
+
+
+_SERVER_FAULT = _fault('computeFault', 500, 'The server has either erred or is incapable '
+                       'of performing the requested operation.')
+_SHORT_BODY = _fault('badRequest', 400, 'The request body ended before its '
+                     'Content-Length.')
+
+
 class _Response(simple_server.ServerHandler):
     """One request's WSGI run, answered in HTTP/1.1."""
 
@@ -80,6 +185,11 @@ class _Response(simple_server.ServerHandler):
     # wsgiref starts every environ from a copy of the process environment (CGI's
     # habit): a request is not made of the daemon's environment variables.
     os_environ: dict = {}
+    # What escapes the application (the pipeline's fault wrapper catches nearly all)
+    # is answered in the API's fault format too.
+    error_status = '500 Internal Server Error'
+    error_headers = [('Content-Type', 'application/json')]
+    error_body = _SERVER_FAULT
 
     def cleanup_headers(self) -> None:
         super().cleanup_headers()
@@ -93,14 +203,42 @@ class _Response(simple_server.ServerHandler):
 
     def handle_error(self) -> None:
         self.failed = True
+        if getattr(self.stdin, 'cut', False):
+            # The application failed on a body shorter than announced: the client's
+            # fault, as a short body it reads to the end is.
+            self.error_status = '400 Bad Request'
+            self.error_body = _SHORT_BODY
         super().handle_error()
+
+    def log_exception(self, exc_info: tuple[type[BaseException], BaseException,
+                                            TracebackType] | tuple[None, None, None]
+                      ) -> None:
+        method, path = self.environ.get('REQUEST_METHOD'), self.environ.get('PATH_INFO')
+        if getattr(self.stdin, 'cut', False):
+            LOG.info('%s %s: the request body ended before its Content-Length (%s)',
+                     method, path, exc_info[1])
+        elif isinstance(exc_info[1], OSError) and self.headers_sent:
+            LOG.info('%s %s: the client went away during the response (%s)',
+                     method, path, exc_info[1])
+        else:
+            LOG.error('%s %s failed', method, path, exc_info=exc_info)
 
 
 class _Connection(simple_server.WSGIRequestHandler):
     """A client connection: its requests one after another, until it is closed."""
 
     protocol_version = 'HTTP/1.1'
-    timeout = IDLE_TIMEOUT
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        timeouts = self.server.timeouts
+        self.accepted = time.monotonic()
+        self.connection.settimeout(timeouts.read)
+        # The buffered reader of the connection over a raw reader that applies the
+        # timeouts to every read the buffer makes.
+        self.reader = _Reader(self.connection, self.rfile.detach(), timeouts.read)
+        self.rfile = io.BufferedReader(self.reader)
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002
         # The requestlog filter of the pipeline logs every request already.
@@ -121,21 +259,17 @@ class _Connection(simple_server.WSGIRequestHandler):
     def _serve_one(self) -> None:
         self.close_connection = True
         try:
-            self.raw_requestline = self.rfile.readline(_MAX_LINE + 1)
-        except (TimeoutError, ConnectionError, OSError):
+            if not self._read_head():
+                return
+        except OSError:
+            # Timed out (TimeoutError is an OSError), reset, or closed by stop().
             return
-        if not self.raw_requestline:
-            return
+        timeouts = self.server.timeouts
+        self.reader.deadline = None
+        self.connection.settimeout(timeouts.read)
         self.server.track(self, idle=False)
-        if len(self.raw_requestline) > _MAX_LINE:
-            self.requestline = self.request_version = self.command = ''
-            self.send_error(414)
-            return
-        if not self.parse_request():
-            self.close_connection = True
-            return
         self.served += 1
-        if self.served >= MAX_REQUESTS:
+        if self.served >= MAX_REQUESTS or not timeouts.keep_alive:
             self.close_connection = True
         environ = self.get_environ()
         chunked = 'chunked' in environ.get('HTTP_TRANSFER_ENCODING', '').lower()
@@ -147,10 +281,41 @@ class _Connection(simple_server.WSGIRequestHandler):
         response = _Response(body, self.wfile, self.get_stderr(), environ,
                              multithread=True)
         response.request_handler = self
-        response.run(self.server.get_app())
-        if chunked or response.failed or not body.drain():
+        try:
+            response.run(self.server.get_app())
+        except OSError as exc:
+            # The error answer itself could not be written: the client is gone.
+            LOG.info('%s %s: the client went away (%s)', self.command, self.path, exc)
+            response.failed = True
+        if (chunked or response.failed or getattr(body, 'cut', False)
+                or not body.drain()):
             self.close_connection = True
 
+    def _read_head(self) -> bool:
+        """Wait for the next request and read its line and headers; False when there is
+        none to answer (the client closed or was too slow, or an error was sent).
+
+        The head's deadline runs from the connection's accept for its first request,
+        and from the request's first byte on a kept connection, whose wait for that
+        byte is its idle time.
+        """
+        timeouts, reader = self.server.timeouts, self.reader
+        start = self.accepted
+        if self.served:
+            reader.timeout = timeouts.idle
+            if not self.rfile.peek(1):
+                return False
+            reader.timeout = timeouts.read
+            start = time.monotonic()
+        reader.deadline = None if timeouts.head is None else start + timeouts.head
+        self.raw_requestline = self.rfile.readline(_MAX_LINE + 1)
+        if len(self.raw_requestline) > _MAX_LINE:
+            self.requestline = self.request_version = self.command = ''
+            self.send_error(414)
+            return False
+        if not self.raw_requestline.endswith(b'\n'):
+            return False  # the connection ended inside the request line
+        return self.parse_request()
 
     def parse_request(self) -> bool:
         """The request line and the header lines, or an error sent and False.
@@ -183,7 +348,9 @@ class _Connection(simple_server.WSGIRequestHandler):
             if len(raw) > _MAX_LINE or len(headers) > _MAX_HEADERS:
                 self.send_error(431)
                 return False
-            if raw in (b'\r\n', b'\n', b''):
+            if not raw.endswith(b'\n'):
+                return False  # the connection ended before the head's end
+            if raw in (b'\r\n', b'\n'):
                 break
             text = str(raw, 'iso-8859-1')
             if text[0] in ' \t' and headers:
@@ -248,6 +415,7 @@ class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.stopping = False
+        self.timeouts = Timeouts()
         self._lock = threading.Lock()
         self._connections: dict[_Connection, bool] = {}
         super().__init__(*args, **kwargs)
@@ -296,19 +464,31 @@ def _close_reading(connection: _Connection) -> None:
 
 
 class ThreadedServer:
-    """The server of the threading backend: a thread per client connection."""
+    """The server of the threading backend: a thread per client connection.
 
-    def __init__(self, app: Any, host: str, port: int) -> None:
+    :param timeouts: what bounds a client's waits; default: the ``[wsgi]`` options.
+    :param drain: whether ``stop()`` waits for the requests in progress (the
+        all-in-one's servers do not: their process is ending).
+    :param name: the name of the thread that accepts connections.
+    """
+
+    def __init__(self, app: Any, host: str, port: int, timeouts: Timeouts | None = None,
+                 drain: bool = True, name: str = 'osapi_compute') -> None:
         self._server = simple_server.make_server(host, port, app, server_class=_Server,
                                                  handler_class=_Connection)
-        self.address = self._server.server_address[:2]
+        assert isinstance(self._server, _Server)
+        self._server.timeouts = timeouts or Timeouts.from_conf(CONF)
+        self._server.daemon_threads = not drain
+        self._server.block_on_close = drain
+        self.address: tuple[str, int] = self._server.server_address[:2]
+        self.name = name
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         # shutdown() waits for the loop to notice it, at most one poll interval.
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={'poll_interval': 0.1},
-                                        name='osapi_compute', daemon=True)
+                                        name=self.name, daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

@@ -45,9 +45,14 @@ class _EventletServer:
         import eventlet
         import eventlet.wsgi
         self._pool = eventlet.GreenPool(1000)
+        timeouts = threaded_server.Timeouts.from_conf(CONF)
+        # eventlet waits ``keepalive`` seconds (when a number) for a request line, and
+        # ``socket_timeout`` for any other read: it has no deadline for a whole head.
+        keepalive = (timeouts.idle or True) if timeouts.keep_alive else False
         # log_output off: the requestlog filter of the pipeline logs every request.
         self._server = eventlet.spawn(eventlet.wsgi.server, self._socket, self._app,
-                                      custom_pool=self._pool, log_output=False, debug=False)
+                                      custom_pool=self._pool, log_output=False, debug=False,
+                                      keepalive=keepalive, socket_timeout=timeouts.read)
 
     def stop(self) -> None:
         import eventlet

@@ -25,13 +25,14 @@ from novalite.conf import (
     shelve,
     usage_audit,
     workarounds,
+    wsgi,
 )
 
 CONF = cfg.CONF
 
 _MODULES = (default, api, database, scheduler, placement, glance, compute, libvirt,
             conductor, quota, fake, workarounds, shelve,
-            migrate, neutron, usage_audit)
+            migrate, neutron, usage_audit, wsgi)
 
 for _mod in _MODULES:
     _mod.register_opts(CONF)

@@ -178,3 +178,146 @@ def test_a_connection_is_closed_after_its_last_allowed_request(server, monkeypat
     second = conn.getresponse()
     assert second.getheader('Connection') == 'close' and second.will_close
     assert second.read() == b'GET /two'
+
+
+# -- slow and broken clients (issue 20: read timeouts) ------------------------------------
+
+_SHORT = http_server.Timeouts(read=1.0, head=1.0, idle=1.0)
+
+
+def _short_body_app(environ, start_response):
+    # As webob does: a body shorter than its Content-Length is an exception.
+    length = int(environ.get('CONTENT_LENGTH') or 0)
+    body = environ['wsgi.input'].read(length)
+    if len(body) < length:
+        raise OSError('client disconnected')
+    start_response('200 OK', [('Content-Length', str(len(body)))])
+    return [body]
+
+
+@pytest.fixture
+def quick_server():
+    srv = http_server.ThreadedServer(_short_body_app, '127.0.0.1', 0, timeouts=_SHORT)
+    srv.start()
+    yield srv
+    srv.stop()
+    srv.wait()
+
+
+def _until_closed(sock, limit=10.0):
+    """What the server sends until it closes the connection (within ``limit`` s)."""
+    sock.settimeout(limit)
+    received = b''
+    while chunk := sock.recv(4096):
+        received += chunk
+    return received
+
+
+@pytest.mark.parametrize('head', [b'', b'GET /x HT', b'GET /x HTTP/1.1\r\nHost: x\r\n'])
+def test_a_stalled_request_head_is_dropped_after_its_timeout(quick_server, head):
+    with socket.create_connection(quick_server.address) as sock:
+        sock.sendall(head)
+        assert _until_closed(sock) == b''  # no request: nothing to answer
+
+
+def _closed_while_trickling(sock, seconds=10.0):
+    """Send a byte every 0.2 s until the server closes the connection (True) or
+    ``seconds`` pass (False)."""
+    sock.settimeout(0.2)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            sock.sendall(b'X')
+            if sock.recv(1) == b'':
+                return True
+        except TimeoutError:
+            continue
+        except OSError:
+            return True
+    return False
+
+
+def test_a_head_trickled_a_byte_at_a_time_is_dropped_at_its_deadline():
+    # Each byte comes well within the read timeout: only the head's deadline ends it.
+    timeouts = http_server.Timeouts(read=5.0, head=1.0, idle=5.0)
+    srv = http_server.ThreadedServer(_short_body_app, '127.0.0.1', 0, timeouts=timeouts)
+    srv.start()
+    try:
+        with socket.create_connection(srv.address) as sock:
+            sock.sendall(b'GET /x HTTP/1.1\r\nX-Slow: ')
+            assert _closed_while_trickling(sock)
+    finally:
+        srv.stop()
+
+
+def test_a_body_stalled_before_its_length_is_the_clients_400(quick_server):
+    with socket.create_connection(quick_server.address) as sock:
+        sock.sendall(b'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nshort')
+        answer = _until_closed(sock)
+    assert answer.startswith(b'HTTP/1.1 400 ')
+    assert answer.endswith(b'{"badRequest": {"code": 400, "message": "The request body '
+                           b'ended before its Content-Length."}}')
+
+
+def test_a_short_body_then_a_half_close_is_the_clients_400(quick_server):
+    with socket.create_connection(quick_server.address) as sock:
+        sock.sendall(b'POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nshort')
+        sock.shutdown(socket.SHUT_WR)
+        answer = _until_closed(sock)
+    assert answer.startswith(b'HTTP/1.1 400 ') and b'"badRequest"' in answer
+
+
+def test_the_head_ends_where_the_client_closes_it(quick_server):
+    # Formerly the end of the stream ended the headers: a truncated request was run.
+    with socket.create_connection(quick_server.address) as sock:
+        sock.sendall(b'POST /x HTTP/1.1\r\nHost: x\r\n')
+        sock.shutdown(socket.SHUT_WR)
+        assert _until_closed(sock) == b''
+
+
+def test_an_idle_kept_connection_is_closed_after_its_timeout(quick_server):
+    conn = _connection(quick_server)
+    conn.request('POST', '/x', body=b'hi')
+    assert conn.getresponse().read() == b'hi'
+    assert _until_closed(conn.sock) == b''
+
+
+def test_a_failure_that_is_no_clients_fault_is_a_500_in_the_fault_format(server):
+    conn = _connection(server)
+    conn.request('GET', '/crash')
+    resp = conn.getresponse()
+    assert resp.getheader('Content-Type') == 'application/json'
+    assert resp.read() == (b'{"computeFault": {"code": 500, "message": "The server has '
+                           b'either erred or is incapable of performing the requested '
+                           b'operation."}}')
+
+
+def test_keep_alive_off_closes_after_each_response():
+    timeouts = http_server.Timeouts(keep_alive=False)
+    srv = http_server.ThreadedServer(_app, '127.0.0.1', 0, timeouts=timeouts)
+    srv.start()
+    try:
+        conn = _connection(srv)
+        conn.request('GET', '/x')
+        resp = conn.getresponse()
+        assert resp.getheader('Connection') == 'close'
+        resp.read()
+    finally:
+        srv.stop()
+
+
+def test_the_timeouts_come_from_the_wsgi_options():
+    from oslo_config import cfg
+
+    from novalite.conf import wsgi as wsgi_conf
+    conf = cfg.ConfigOpts()
+    wsgi_conf.register_opts(conf)
+    conf([], default_config_files=[])
+    assert http_server.Timeouts.from_conf(conf) == http_server.Timeouts(
+        read=900, head=60, idle=60, keep_alive=True)
+    conf.set_override('client_socket_timeout', 30, group='wsgi')
+    conf.set_override('keep_alive_timeout', 0, group='wsgi')
+    conf.set_override('client_header_timeout', 0, group='wsgi')
+    # The idle wait is a read too: never longer than the read timeout.
+    assert http_server.Timeouts.from_conf(conf) == http_server.Timeouts(
+        read=30, head=None, idle=30, keep_alive=True)
