@@ -95,6 +95,19 @@ def _sqlite_wide_integers(engine: Engine) -> None:
         return statement, _widen(parameters)
 
 
+_POOL_OPTIONS = ('max_pool_size', 'max_overflow', 'pool_timeout', 'connection_recycle_time')
+
+
+def pool_options(url: str) -> dict[str, int | None]:
+    """The connection pool settings of the database at ``url``: ``[api_database]``'s for
+    the API database, each one unset there falling back to ``[database]``'s; and
+    ``[database]``'s for the cell databases. See docs/deployment.md, "Database
+    connections", for how they add up across workers."""
+    own = CONF.api_database if url == CONF.api_database.connection else None
+    return {name: (own[name] if own is not None and own[name] is not None
+                   else CONF.database[name]) for name in _POOL_OPTIONS}
+
+
 def get_engine(url: str, writer: bool = True) -> Engine:
     """The engine for ``url``, created on first use. SQLite gets one engine for
     writers and one for readers (see ``_sqlite_transactions``); other databases one."""
@@ -108,11 +121,7 @@ def get_engine(url: str, writer: bool = True) -> Engine:
         if engine is None:
             from oslo_db.sqlalchemy import engines
             engine = engines.create_engine(
-                url, sqlite_fk=True, mysql_sql_mode='TRADITIONAL',
-                connection_recycle_time=CONF.database.connection_recycle_time,
-                max_pool_size=CONF.database.max_pool_size,
-                max_overflow=CONF.database.max_overflow,
-                pool_timeout=CONF.database.pool_timeout,
+                url, sqlite_fk=True, mysql_sql_mode='TRADITIONAL', **pool_options(url),
                 max_retries=CONF.database.max_retries,
                 retry_interval=CONF.database.retry_interval,
                 sqlite_synchronous=CONF.database.sqlite_synchronous)

@@ -232,3 +232,21 @@ def test_parse_body_keeps_valid_json():
     req = wsgi.Request.blank('/x', method='POST', body=b'{"a": ["\\u00e9"]}')
     req.content_type = 'application/json'
     assert wsgi.Resource._parse_body(req) == {'a': ['\u00e9']}
+
+
+def test_the_api_database_has_its_own_pool_settings():
+    url = 'mysql+pymysql://u:p@db/novalite_api'
+    CONF.set_override('connection', url, group='api_database')
+    CONF.set_override('max_overflow', 7, group='api_database')
+    CONF.set_override('max_pool_size', 3, group='database')
+    CONF.set_override('pool_timeout', 9, group='database')
+    try:
+        assert engine.pool_options(url) == {'max_pool_size': 3, 'max_overflow': 7,
+                                            'pool_timeout': 9,
+                                            'connection_recycle_time': 3600}
+        assert engine.pool_options('mysql+pymysql://u:p@db/novalite')['max_overflow'] == \
+            CONF.database.max_overflow
+    finally:
+        for name, group in (('connection', 'api_database'), ('max_overflow', 'api_database'),
+                            ('max_pool_size', 'database'), ('pool_timeout', 'database')):
+            CONF.clear_override(name, group=group)
