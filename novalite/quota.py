@@ -340,7 +340,9 @@ def project_lock(project_id: str) -> Iterator[Session]:
         locked = session.execute(
             update(api_models.QuotaLock).where(api_models.QuotaLock.project_id == project_id)
             .values(updated_at=timeutils.utcnow())).rowcount
-        if not locked:
+        if not locked and session.scalar(
+                select(api_models.QuotaLock.project_id).with_for_update()
+                .where(api_models.QuotaLock.project_id == project_id)) is None:
             # The row went (a database restored without it): insert it, which locks too.
             session.add(api_models.QuotaLock(project_id=project_id))
             session.flush()

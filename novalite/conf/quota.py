@@ -22,8 +22,12 @@ opts = [
     cfg.IntOpt('server_group_members', default=10, min=-1,
                help='Servers per server group.'),
     cfg.BoolOpt('recheck_quota', default=True,
-                help='Check quota again after the instances are created, so that '
-                     'concurrent requests cannot together exceed a limit.'),
+                help='Check quota again in the conductor once the instances are created '
+                     'in their cells: a limit lowered after the API accepted a request '
+                     'then fails its servers (ERROR, "Quota exceeded"). Concurrent creates '
+                     'of a project need no recheck: the API counts and writes each one '
+                     'under the project\'s lock, so those that do not fit are refused '
+                     'with 403.'),
 ]
 
 
