@@ -290,6 +290,23 @@ ROWS += [
     Row('share detach', 'DELETE', S + '/shares/{nowhere}', {'reader': 403, 'other': 404},
         version='2.97'),
 ]
+# The administrator's APIs: refused by policy before anything is looked up.
+ROWS += [Row('admin %s %s' % (method, path), method, path, _admin(), body)
+         for method, path, body in [
+             ('GET', '/os-hypervisors', None), ('GET', '/os-hypervisors/detail', None),
+             ('GET', '/os-hypervisors/1', None), ('GET', '/os-hypervisors/{nowhere}', None),
+             ('GET', '/os-migrations', None), ('GET', '/os-services', None),
+             ('PUT', '/os-services/{nowhere}', {'status': 'disabled'}),
+             ('DELETE', '/os-services/{nowhere}', None),
+             ('GET', '/os-availability-zone/detail', None),
+             ('GET', '/os-instance_usage_audit_log', None),
+             ('GET', '/os-quota-class-sets/default', None),
+             ('PUT', '/os-quota-class-sets/default', {'quota_class_set': {'instances': 1}}),
+             ('GET', '/os-aggregates/{nowhere}', None),
+             ('POST', '/flavors', {'flavor': {'name': 'x', 'ram': 64, 'vcpus': 1,
+                                              'disk': 1}}),
+             ('POST', '/os-aggregates/{aggregate}/images', {'cache': [{'id': NOWHERE}]}),
+         ]]
 CELLS = [(row, actor) for row in ROWS for actor in ACTORS if actor in row.expect]
 
 
