@@ -11,9 +11,8 @@ already gone is a success.
 from __future__ import annotations
 
 import datetime
-import functools
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 import oslo_messaging as messaging
 from oslo_db import exception as db_exc
@@ -85,12 +84,8 @@ class DeletingManager(Protocol):
     def instance_lock(self, instance_uuid: str) -> LockLike: ...
 
 
-class _Transient(Exception):
+class _TryAgain(Exception):
     """A step failed in a way the same step may not fail in a moment."""
-
-    def __init__(self, cause: Exception) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -108,16 +103,6 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, (db_exc.DBConnectionError, db_exc.DBDeadlock))
 
 
-def _marked(step: Callable[[], T], what: str) -> T:
-    try:
-        return step()
-    except Exception as exc:
-        if not is_transient(exc):
-            raise
-        LOG.warning('%s failed, trying again: %s: %s', what, type(exc).__name__, exc)
-        raise _Transient(exc) from exc
-
-
 def retried(step: Callable[[], T], what: str) -> T:
     """Run ``step``; while it fails with a transient error, run it again with a growing
     pause, ``RETRIES`` times at most.
@@ -125,14 +110,27 @@ def retried(step: Callable[[], T], what: str) -> T:
     :raises: the last transient error when every attempt failed, or any other error at
         once
     """
-    # A new decorator each time: RetryDecorator counts its attempts on itself.
-    decorator = loopingcall.RetryDecorator(
-        max_retry_count=RETRIES, inc_sleep_time=RETRY_DELAY,
-        max_sleep_time=RETRY_MAX_DELAY, exceptions=(_Transient,))
-    try:
-        return decorator(functools.partial(_marked, step, what))()
-    except _Transient as exc:
-        raise exc.cause from None
+    tries = [0]
+
+    # A new decorator each time: RetryDecorator counts its attempts on itself. The
+    # final failure comes back as a value, raised here: raised inside, the looping
+    # call would log it at ERROR with a traceback, answers such as NotFound included.
+    @loopingcall.RetryDecorator(max_retry_count=-1, inc_sleep_time=RETRY_DELAY,
+                                max_sleep_time=RETRY_MAX_DELAY, exceptions=(_TryAgain,))
+    def attempt() -> tuple[T | None, Exception | None]:
+        try:
+            return step(), None
+        except Exception as exc:
+            if not is_transient(exc) or tries[0] >= RETRIES:
+                return None, exc
+            tries[0] += 1
+            LOG.warning('%s failed, trying again: %s: %s', what, type(exc).__name__, exc)
+            raise _TryAgain() from exc
+
+    result, error = attempt()
+    if error is not None:
+        raise error
+    return cast(T, result)
 
 
 def cached_network_info(instance: Instance) -> model.NetworkInfo:

@@ -103,3 +103,14 @@ def test_a_failure_that_is_no_outage_is_not_retried(host):
     with pytest.raises(messaging.RemoteError):
         delete.terminate_or_leave_pending(mgr, cctxt, instance)
     assert mgr.reportclient.deletes == 1
+
+
+@pytest.mark.parametrize('failure', [
+    exception.InstanceActionNotFound(request_id='r', instance_uuid='i'),
+    exception.PlacementAPIConnectFailure(reason='connection refused')])
+def test_a_step_that_fails_for_good_is_no_error_with_a_traceback(failure, caplog):
+    def step():
+        raise failure
+    with pytest.raises(type(failure)):
+        delete.retried(step, 'A step')
+    assert [r for r in caplog.records if r.levelname == 'ERROR'] == []
