@@ -1,0 +1,1 @@
+"""Generated hostile requests against every route of the Compute API (issue 20)."""
