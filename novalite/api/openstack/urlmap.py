@@ -19,11 +19,11 @@ class URLMap:
         self.prefixes = sorted(prefixes.items(), key=lambda kv: len(kv[0]), reverse=True)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        undecodable = _undecodable(environ)
-        if undecodable:
+        refused = _refused_url(environ)
+        if refused:
             # Checked once here, before any layer (routes, webob, the request log, the
             # version documents) decodes the URL and fails with a UnicodeDecodeError.
-            return faults.json_fault(400, undecodable)(environ, start_response)
+            return faults.json_fault(400, refused)(environ, start_response)
         path = environ.get('PATH_INFO', '') or '/'
         key = path.rstrip('/') or '/'
         if key in self.exact:
@@ -44,23 +44,27 @@ class URLMap:
         return app(environ, start_response)
 
 
-def _undecodable(environ: dict) -> str | None:
-    """Why the request's URL is not UTF-8 text, or None when it is.
+def _refused_url(environ: dict) -> str | None:
+    """Why the request's URL is not text the API can take, or None when it is.
 
     WSGI servers hand the path over percent-decoded and the query string raw, both as
     latin-1 strings of the bytes received; the API reads both as UTF-8. Nova answers 400
     for a query string that is not UTF-8 (webob's decoding error), and so does novalite,
-    for the path too.
+    for the path too. A NUL (``%00``) is refused as well: PostgreSQL cannot compare a
+    column with a string that holds one.
     """
     try:
-        environ.get('PATH_INFO', '').encode('latin-1').decode('utf-8')
+        path = environ.get('PATH_INFO', '').encode('latin-1')
+        path.decode('utf-8')
     except UnicodeError:
         return 'The URL path is not UTF-8 encoded'
     try:
-        raw = environ.get('QUERY_STRING', '').encode('latin-1')
-        parse.unquote_to_bytes(raw).decode('utf-8')
+        query = parse.unquote_to_bytes(environ.get('QUERY_STRING', '').encode('latin-1'))
+        query.decode('utf-8')
     except UnicodeError:
         return 'Query string is not UTF-8 encoded'
+    if b'\x00' in path or b'\x00' in query:
+        return 'The URL holds a NUL character (%00)'
     return None
 
 

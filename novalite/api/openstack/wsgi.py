@@ -68,6 +68,38 @@ class Request(webob.Request):
         self.environ['novalite.api_version_request'] = requested
 
 
+def unstorable_string(document: Any) -> str | None:
+    """Why a string of the parsed JSON ``document`` (a key or a value, at any depth)
+    cannot be stored, or None when every one can.
+
+    JSON's escapes let a body carry what no database stores: a lone surrogate
+    ("\\ud800", not Unicode text: SQLite and MariaDB refuse to encode it) and NUL
+    ("\\u0000": PostgreSQL refuses it in text). Checked here, once, so no route and no
+    field lets one reach the database, in the API or after its 202.
+    """
+    pending = [document]
+    while pending:  # no recursion: the document may be nested as deep as the parser took
+        value = pending.pop()
+        if isinstance(value, str):
+            if value.isascii():
+                if '\x00' in value:
+                    return 'a string holds a NUL character (\\u0000)'
+                continue
+            try:
+                value.encode('utf-8')
+            except UnicodeEncodeError:
+                return ('a string is not valid Unicode (it holds a lone surrogate escape '
+                        'such as \\ud800)')
+            if '\x00' in value:
+                return 'a string holds a NUL character (\\u0000)'
+        elif isinstance(value, dict):
+            pending.extend(value)
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return None
+
+
 class ResponseObject:
     """What a controller returns when the body alone is not enough (code, headers)."""
 
@@ -171,17 +203,12 @@ class Resource:
             raise webob.exc.HTTPUnsupportedMediaType(explanation='Unsupported Content-Type')
         try:
             body = jsonutils.loads(req.body)
-            # The JSON parser accepts escapes of lone surrogates ("\\ud800"): a string
-            # no database can store and no client can read back. Re-encoding the whole
-            # document refuses them here, once, for every route and every field.
-            jsonutils.dump_as_bytes(body, ensure_ascii=False)
-        except UnicodeEncodeError as exc:
-            raise webob.exc.HTTPBadRequest(
-                explanation='Malformed request body: a string is not valid Unicode (it '
-                            'holds a lone surrogate escape such as \\ud800)') from exc
         except (ValueError, RecursionError) as exc:
             # RecursionError: arrays or objects nested too deep for the parser.
             raise webob.exc.HTTPBadRequest(explanation='Malformed request body') from exc
+        problem = unstorable_string(body)
+        if problem:
+            raise webob.exc.HTTPBadRequest(explanation='Malformed request body: %s' % problem)
         return body
 
     @staticmethod

@@ -34,6 +34,8 @@ def _json_app(environ, start_response):
     ('/v2.1/servers', 'name=%ff', 'Query string is not UTF-8 encoded'),
     ('/v2.1/servers', 'name=%C3%28&x=1', 'Query string is not UTF-8 encoded'),
     ('/v2.1/servers', 'name=\xff', 'Query string is not UTF-8 encoded'),
+    ('/v2.1/servers/\x00', '', 'The URL holds a NUL character (%00)'),
+    ('/v2.1/servers', 'name=a%00', 'The URL holds a NUL character (%00)'),
 ])
 @pytest.mark.parametrize('method', ['GET', 'HEAD', 'POST'])
 def test_url_map_answers_undecodable_urls_with_a_400(path, query, message, method):
@@ -96,6 +98,19 @@ def test_lone_surrogates_are_refused_before_any_controller(app, body):
     resp = _post(app, body)
     assert resp.status_int == 400
     assert 'lone surrogate' in resp.json['badRequest']['message']
+    assert call(app, 'GET', '/v2.1/flavors', token='admin:admin').json['flavors'] == []
+
+
+@pytest.mark.parametrize('body', [
+    b'{"flavor": {"name": "a\\u0000", "ram": 1, "vcpus": 1, "disk": 1}}',
+    b'{"flavor": {"name": "\xc3\xa9\\u0000", "ram": 1, "vcpus": 1, "disk": 1}}',
+    b'{"flavor": {"name": "a", "ram": 1, "vcpus": 1, "disk": 1, "\\u0000": [1]}}',
+])
+def test_nul_characters_are_refused_before_any_controller(app, body):
+    resp = _post(app, body)
+    assert resp.status_int == 400
+    assert resp.json['badRequest']['message'] == \
+        'Malformed request body: a string holds a NUL character (\\u0000)'
     assert call(app, 'GET', '/v2.1/flavors', token='admin:admin').json['flavors'] == []
 
 
