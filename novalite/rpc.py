@@ -3,6 +3,10 @@
 ``init(conf)`` sets up the default transport (``[DEFAULT] transport_url``). A cell
 mapping names its own transport URL; ``get_cell_transport`` caches one transport per
 URL so that several cells can use several brokers.
+
+An endpoint that refuses a request (``EXPECTED_EXCEPTIONS``: a wrong state, a race
+lost to a delete, no valid host, over quota) is logged at INFO without a traceback;
+oslo.messaging's ERROR with a traceback is kept for faults.
 """
 from __future__ import annotations
 
@@ -11,11 +15,15 @@ from typing import Any
 
 import oslo_messaging as messaging
 from oslo_config import cfg
+from oslo_log import log as logging
 from oslo_messaging.rpc import dispatcher
+from oslo_messaging.rpc import server as rpc_server
 
-from novalite import concurrency
+from novalite import concurrency, exception
 from novalite import context as nl_context
 from novalite.objects import base as objects_base
+
+LOG = logging.getLogger(__name__)
 
 TRANSPORT: messaging.Transport | None = None
 NOTIFICATION_TRANSPORT: messaging.Transport | None = None
@@ -25,6 +33,24 @@ _CLIENTS: dict[tuple, messaging.RPCClient] = {}
 _LOCK = threading.Lock()
 
 ALLOWED_EXMODS = ['novalite.exception']
+
+# What an endpoint raises to say no, not to report a fault: its caller turns it into an
+# answer (a 4xx, an instance fault, a reschedule), so a traceback in the server's log
+# would only hide the real errors among hundreds of refusals.
+EXPECTED_EXCEPTIONS: tuple[type[Exception], ...] = (
+    exception.Invalid,  # InstanceInvalidState, UnexpectedTaskStateError, CannotResizeDisk...
+    exception.NotFound,  # InstanceNotFound when a delete won the race
+    exception.Conflict,
+    exception.NotAuthorized,
+    exception.QuotaError,
+    exception.NoValidHost,
+    exception.ComputeResourcesUnavailable,  # a claim lost to a concurrent one
+)
+
+
+def is_expected(exc: BaseException) -> bool:
+    """Whether ``exc`` is a refusal (logged without a traceback) rather than a fault."""
+    return isinstance(exc, EXPECTED_EXCEPTIONS)
 
 
 class RequestContextSerializer(messaging.Serializer):
@@ -137,9 +163,25 @@ def get_server(target: messaging.Target, endpoints: list,
     # The executor follows the process's concurrency backend: green threads need the
     # eventlet executor, whose dispatch does not block the hub.
     executor = 'eventlet' if concurrency.choose() == 'eventlet' else 'threading'
-    return messaging.get_rpc_server(transport or TRANSPORT, target, endpoints,
-                                    executor=executor, serializer=_serializer(),
-                                    access_policy=access_policy)
+    # messaging.get_rpc_server, with our dispatcher in place of its own.
+    return rpc_server.RPCServer(
+        transport or TRANSPORT, target,
+        _Dispatcher(endpoints, _serializer(), access_policy), executor)
+
+
+class _Dispatcher(dispatcher.RPCDispatcher):
+    """oslo.messaging's dispatcher, which hands the server an expected exception as
+    ``ExpectedException``: the server then logs it at debug level only, and replies
+    to a call with the original exception as before. The refusal is logged here once,
+    at INFO, since a cast's refusal has no caller to report it."""
+
+    def dispatch(self, incoming: Any) -> Any:
+        try:
+            return super().dispatch(incoming)
+        except EXPECTED_EXCEPTIONS as exc:
+            LOG.info('RPC %s refused: %s: %s', incoming.message.get('method'),
+                     type(exc).__name__, exc)
+            raise messaging.ExpectedException() from exc
 
 
 def get_notifier(publisher_id: str) -> messaging.Notifier | None:

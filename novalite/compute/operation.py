@@ -14,7 +14,7 @@ from typing import Any
 
 from oslo_log import log as logging
 
-from novalite import exception, notifications, objects
+from novalite import exception, notifications, objects, rpc
 from novalite.objects import instance_fault
 
 LOG = logging.getLogger(__name__)
@@ -37,7 +37,10 @@ def operation(mgr: Any, context: Any, instance: Any, event: str, vm_state_before
         message, trace = objects.InstanceActionEvent.format_error(exc)
         objects.InstanceActionEvent.event_finish(context, instance.uuid, event,
                                                  exc_val=message, exc_tb=trace, host=mgr.host)
-        LOG.exception('%s of instance %s failed', event, instance.uuid)
+        if rpc.is_expected(exc):  # a refusal or a lost race: its fault tells the user
+            LOG.warning('%s of instance %s failed: %s', event, instance.uuid, exc)
+        else:
+            LOG.exception('%s of instance %s failed', event, instance.uuid)
         revert(mgr, context, instance, vm_state_before, exc)
         if action:
             notifications.notify_about_instance_action(
