@@ -63,6 +63,12 @@ def _widened(value: Any) -> Any:
     return value
 
 
+def _widened_set(params: Any) -> Any:
+    if isinstance(params, dict):
+        return {k: _widened(v) for k, v in params.items()}
+    return type(params)(_widened(v) for v in params)
+
+
 def _sqlite_wide_integers(engine: Engine) -> None:
     """Bind integers past 64 bits as infinities on SQLite, which refuses them
     (OverflowError) where MariaDB and PostgreSQL compare them with the column: ``GET
@@ -70,29 +76,27 @@ def _sqlite_wide_integers(engine: Engine) -> None:
     nothing, not fail. Every 64-bit column value is below such an integer (or above a
     negative one) and none equals it: so with an infinity, which SQLite compares with
     integers exactly, every comparison answers as it would with the integer itself.
+
+    Only a statement the driver refused is sent again: sqlite3 checks the parameters
+    before it runs anything, and the others pay nothing.
     """
     from sqlalchemy import event
 
-    def _widen(params: Any) -> Any:
-        if isinstance(params, dict):
-            if any(type(v) is int and v not in _INT64 for v in params.values()):
-                return {k: _widened(v) for k, v in params.items()}
-            return params
-        if any(type(v) is int and v not in _INT64 for v in params):
-            return type(params)(_widened(v) for v in params)
-        return params
+    @event.listens_for(engine, 'do_execute')
+    def _execute(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+        try:
+            cursor.execute(statement, parameters)
+        except OverflowError:
+            cursor.execute(statement, _widened_set(parameters))
+        return True
 
-    @event.listens_for(engine, 'before_cursor_execute', retval=True)
-    def _before(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
-                executemany: bool) -> tuple[str, Any]:
-        if not parameters:
-            return statement, parameters
-        # A list of parameter sets for executemany, but one flat set for a batch of
-        # SQLAlchemy's "insertmanyvalues" (one INSERT of many rows), flag or not.
-        if isinstance(parameters[0] if isinstance(parameters, (list, tuple)) else None,
-                      (list, tuple, dict)):
-            return statement, [_widen(p) for p in parameters]
-        return statement, _widen(parameters)
+    @event.listens_for(engine, 'do_executemany')
+    def _executemany(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+        try:
+            cursor.executemany(statement, parameters)
+        except OverflowError:
+            cursor.executemany(statement, [_widened_set(p) for p in parameters])
+        return True
 
 
 _POOL_OPTIONS = ('max_pool_size', 'max_overflow', 'pool_timeout', 'connection_recycle_time')
