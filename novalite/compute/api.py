@@ -1,7 +1,8 @@
 """The compute API: what the REST layer asks of servers (hop 2 of the boot path).
 
-``create`` checks quota, then writes RequestSpec + BuildRequest + InstanceMapping in
-one API-database transaction and casts to the conductor. ``get``/``get_all`` read
+``create`` counts quota and writes RequestSpec + BuildRequest + InstanceMapping in one
+API-database transaction that holds the project's quota lock (``quota.project_lock``),
+then casts to the conductor. ``get``/``get_all`` read
 build requests and every cell; ``delete`` picks the right path for where the server
 is (a build request, cell0, a host that is up, or a host that is down). The power
 actions (reboot, stop, start) check the state, record an action and cast to the host.
