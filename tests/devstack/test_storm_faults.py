@@ -48,7 +48,11 @@ SCHEDULER_CALL_TIMEOUT = 20
 STACK: dict[str, Any] = {
     'db_gate': True,
     'conf': {
-        'DEFAULT': {'rpc_response_timeout_scheduler': SCHEDULER_CALL_TIMEOUT},
+        # A service is down after 60 s without a heartbeat (Nova's default; the stack's
+        # usual 10 s sees a killed compute soon): longer than the outages, during which
+        # the services cannot write their heartbeats to the database.
+        'DEFAULT': {'rpc_response_timeout_scheduler': SCHEDULER_CALL_TIMEOUT,
+                    'service_down_time': 60},
         'quota': {'instances': 100, 'cores': 200, 'ram': 1024 * 1024},
         'conductor': {'build_request_timeout': BUILD_REQUEST_TIMEOUT,
                       'lost_build_check_interval': LOST_BUILD_CHECK_INTERVAL,
