@@ -38,6 +38,7 @@ from wsgiref import simple_server
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from novalite.api.openstack import faults
 from novalite.conf import CONF
 
 LOG = logging.getLogger(__name__)
@@ -166,15 +167,30 @@ class _Body:
         return True
 
 
-def _fault(key: str, code: int, message: str) -> bytes:
+def short_reads(app: Any) -> Any:
+    """``app`` reading its request body through ``_Body``: a connection that times out or
+    breaks in the middle of a body gives the application a short body, which the API
+    refuses with a 400, instead of a socket error, which would be its 500. For servers
+    other than this one (eventlet's); this one does it itself."""
+    def guarded(environ: dict, start_response: Any) -> Any:
+        try:
+            length = int(environ.get('CONTENT_LENGTH') or 0)
+        except ValueError:
+            length = 0
+        if length > 0:
+            environ['wsgi.input'] = _Body(environ['wsgi.input'], length)
+        return app(environ, start_response)
+    return guarded
+
+
+def _fault(code: int, message: str) -> bytes:
     """A fault body in the Compute API's format."""
-    return json.dumps({key: {'code': code, 'message': message}}).encode()
+    return json.dumps(faults.fault_body(code, message)).encode()
 
 
-_SERVER_FAULT = _fault('computeFault', 500, 'The server has either erred or is incapable '
-                       'of performing the requested operation.')
-_SHORT_BODY = _fault('badRequest', 400, 'The request body ended before its '
-                     'Content-Length.')
+_SERVER_FAULT = _fault(500, 'The server has either erred or is incapable of performing '
+                       'the requested operation.')
+_SHORT_BODY = _fault(400, 'The request body ended before its Content-Length.')
 
 
 class _Response(simple_server.ServerHandler):
@@ -316,6 +332,21 @@ class _Connection(simple_server.WSGIRequestHandler):
         if not self.raw_requestline.endswith(b'\n'):
             return False  # the connection ended inside the request line
         return self.parse_request()
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """Refuse a request the server cannot even parse, in the API's fault format
+        (http.server's answer is an HTML page), and close the connection."""
+        reason = self.responses.get(code, ('Error',))[0]
+        body = _fault(code, message or reason)
+        self.close_connection = True
+        self.send_response(code, reason)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(body)))
+        self.send_header('Connection', 'close')
+        self.end_headers()
+        if self.command != 'HEAD':
+            self.wfile.write(body)
 
     def parse_request(self) -> bool:
         """The request line and the header lines, or an error sent and False.

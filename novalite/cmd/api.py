@@ -50,7 +50,8 @@ class _EventletServer:
         # ``socket_timeout`` for any other read: it has no deadline for a whole head.
         keepalive = (timeouts.idle or True) if timeouts.keep_alive else False
         # log_output off: the requestlog filter of the pipeline logs every request.
-        self._server = eventlet.spawn(eventlet.wsgi.server, self._socket, self._app,
+        self._server = eventlet.spawn(eventlet.wsgi.server, self._socket,
+                                      threaded_server.short_reads(self._app),
                                       custom_pool=self._pool, log_output=False, debug=False,
                                       keepalive=keepalive, socket_timeout=timeouts.read)
 

@@ -321,3 +321,29 @@ def test_the_timeouts_come_from_the_wsgi_options():
     # The idle wait is a read too: never longer than the read timeout.
     assert http_server.Timeouts.from_conf(conf) == http_server.Timeouts(
         read=30, head=None, idle=30, keep_alive=True)
+
+
+def test_a_request_the_server_cannot_parse_is_refused_in_the_fault_format(server):
+    answer = _raw(server, b'GET /x HTTP/1.1\r\nno colon here\r\n\r\n')
+    head, _, body = answer.partition(b'\r\n\r\n')
+    assert b'\r\nContent-Type: application/json' in head
+    assert body == b'{"badRequest": {"code": 400, "message": "Bad header line"}}'
+    answer = _raw(server, b'GET /x HTTP/2.0\r\n\r\n')
+    assert answer.endswith(b'{"computeFault": {"code": 505, "message": '
+                           b'"Invalid HTTP version (HTTP/2.0)"}}')
+
+
+def test_short_reads_give_the_app_a_short_body_not_a_socket_error():
+    # eventlet's server raises the socket's timeout into the application's read.
+    class _Stalled:
+        def read(self, size=-1):
+            raise TimeoutError('timed out')
+
+    seen = []
+
+    def app(environ, start_response):
+        seen.append(environ['wsgi.input'].read(100))
+        return []
+
+    http_server.short_reads(app)({'CONTENT_LENGTH': '100', 'wsgi.input': _Stalled()}, None)
+    assert seen == [b'']
