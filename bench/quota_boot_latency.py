@@ -11,6 +11,10 @@ goes first), waits for ACTIVE, deletes it and waits for 404::
     git archive BASE | tar -x -C /tmp/base
     .venv/bin/python bench/quota_boot_latency.py --base /tmp/base --rounds 40
 
+With ``--devstack`` each tree runs a devstack-style stack instead (MariaDB, RabbitMQ,
+real Placement and Glance, fake driver, two API worker processes), its daemons started
+with its tree on ``PYTHONPATH``; both stacks run at once.
+
 ``post_s`` is the POST's answer time, ``active_s`` from the POST to the first GET that
 shows ACTIVE (polled every 20 ms). Medians and the head/base ratios beside the runs.
 """
@@ -19,9 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import requests
@@ -35,18 +41,24 @@ ADMIN = {'X-Auth-Token': 'admin:admin'}
 CHILD = '''
 import json, sys, tempfile
 from tests.functional.stack import Stack
-stack = Stack(tempfile.mkdtemp(prefix='quota-bench-')).start()
-print(json.dumps({'api': stack.api, 'image': stack.image['id']}), flush=True)
-sys.stdin.read()
-stack.stop()
+with tempfile.TemporaryDirectory(prefix='quota-bench-') as state_dir:
+    stack = Stack(state_dir).start()
+    print(json.dumps({'api': stack.api, 'image': stack.image['id']}), flush=True)
+    sys.stdin.read()
+    stack.stop()
 '''
 
 
-class Side:
-    """One tree's stack, as a child process, and the client of its API."""
+DEVSTACK_CONF = {
+    'DEFAULT': {'debug': False},
+    'api': {'osapi_compute_workers': 2},
+}
 
-    def __init__(self, name: str, tree: str) -> None:
-        self.name = name
+
+class FunctionalStack:
+    """The functional tests' stack of one tree, in a child process."""
+
+    def __init__(self, tree: str) -> None:
         env = dict(os.environ, PYTHONPATH=tree)
         self.proc = subprocess.Popen([sys.executable, '-c', CHILD], cwd=tree, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -54,6 +66,44 @@ class Side:
         assert self.proc.stdout is not None
         info = json.loads(self.proc.stdout.readline())
         self.api, self.image = info['api'], info['image']
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+class DevstackStack:
+    """A devstack-style stack whose daemons run one tree (its state in a temporary
+    folder, removed with the stack)."""
+
+    def __init__(self, tree: str) -> None:
+        from novalite.devstack import Stack
+        self.state_dir = tempfile.mkdtemp(prefix='quota-bench-')
+        # The daemons (and novalite-manage's migrations) inherit the environment.
+        saved = os.environ.get('PYTHONPATH')
+        os.environ['PYTHONPATH'] = tree
+        try:
+            self.stack = Stack(self.state_dir, conf=DEVSTACK_CONF).up()
+        finally:
+            if saved is None:
+                os.environ.pop('PYTHONPATH')
+            else:
+                os.environ['PYTHONPATH'] = saved
+        self.api, self.image = self.stack.api_url + '/v2.1', self.stack.image_id
+
+    def stop(self) -> None:
+        self.stack.down(check=False)
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+
+
+class Side:
+    """One tree's stack and the client of its API."""
+
+    def __init__(self, name: str, stack: FunctionalStack | DevstackStack) -> None:
+        self.name = name
+        self.stack = stack
+        self.api, self.image = stack.api, stack.image
         self.http = requests.Session()
         self.http.headers['OpenStack-API-Version'] = 'compute 2.47'  # networks: none
         self.flavor = self._post('/flavors', {'flavor': {
@@ -88,22 +138,21 @@ class Side:
             time.sleep(0.02)
         return {'post_s': posted - start, 'active_s': active - start}
 
-    def stop(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--base', required=True, help='an export of the base tree')
     parser.add_argument('--head', default=HERE, help='the head tree (default: this one)')
     parser.add_argument('--rounds', type=int, default=40)
     parser.add_argument('--warmup', type=int, default=3, help='rounds not counted')
+    parser.add_argument('--devstack', action='store_true',
+                        help='devstack-style stacks (MariaDB) instead of functional ones')
     args = parser.parse_args()
-    sides = [Side('base', os.path.abspath(args.base)), Side('head', os.path.abspath(args.head))]
+    kind = DevstackStack if args.devstack else FunctionalStack
+    sides: list[Side] = []
     runs: dict[str, list[dict[str, float]]] = {'base': [], 'head': []}
     try:
+        for name in ('base', 'head'):
+            sides.append(Side(name, kind(os.path.abspath(getattr(args, name)))))
         for index in range(args.warmup + args.rounds):
             for side in (sides if index % 2 else sides[::-1]):
                 figures = side.boot_once()
@@ -111,10 +160,11 @@ def main() -> None:
                     runs[side.name].append(figures)
     finally:
         for side in sides:
-            side.stop()
+            side.stack.stop()
     medians = {name: {key: round(statistics.median(r[key] for r in rows), 4)
                       for key in ('post_s', 'active_s')} for name, rows in runs.items()}
     print(json.dumps({
+        'stacks': 'devstack (MariaDB)' if args.devstack else 'functional (SQLite)',
         'rounds': args.rounds, 'median': medians,
         'ratio_head_base': {key: round(medians['head'][key] / medians['base'][key], 3)
                             for key in ('post_s', 'active_s')},
