@@ -269,10 +269,12 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         if isinstance(group_uuid, list):
             group_uuid = group_uuid[0]
         try:
+            # Another project's group is not found either (the lookup is scoped), so a
+            # hint cannot add members to it nor tell it from a uuid nobody used.
             return objects.InstanceGroup.get_by_uuid(context, group_uuid)
-        except exception.NotFound as exc:
-            raise exception.InvalidInput(
-                reason='Server group %s not found.' % group_uuid) from exc
+        except exception.InstanceGroupNotFound as exc:
+            # Nova's 400 carries the lookup's own message.
+            raise exception.Invalid(exc.format_message()) from exc
 
     @staticmethod
     def _parse_az_host(context: Any, availability_zone: str | None) -> tuple[list, list]:
