@@ -146,6 +146,9 @@ ROWS = [
     # servers and their actions
     Row('server show', 'GET', S, _see()),
     Row('server list of all projects', 'GET', '/servers/detail?all_tenants=1', _admin()),
+    Row('server create', 'POST', '/servers', {'reader': 403},
+        {'server': {'name': 'r', 'imageRef': '{image}', 'flavorRef': '{public_flavor}',
+                    'networks': 'none'}}),
     Row('server update', 'PUT', S, _change(200), {'server': {'name': 'renamed'}}),
     Row('server delete', 'DELETE', S, _change(204), fresh='server'),
     Row('server unlock', 'POST', ACTION, _change(202), {'unlock': None}),
@@ -222,6 +225,9 @@ ROWS = [
         {'reader': 403, 'other': 403}, fresh='keypair'),
     Row('keypair create for user', 'POST', '/os-keypairs', {'reader': 403, 'other': 403},
         {'keypair': {'name': 'theirs', 'user_id': 'ann'}}),
+    # As in Nova, a key pair is its user's own whatever the role: a reader keeps theirs.
+    Row('keypair create', 'POST', '/os-keypairs', {'reader': 201},
+        {'keypair': {'name': 'readers'}}),
     # aggregates are the administrator's
     Row('aggregate list', 'GET', '/os-aggregates', _admin()),
     Row('aggregate show', 'GET', '/os-aggregates/{aggregate}', _admin()),
