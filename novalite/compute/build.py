@@ -403,10 +403,11 @@ def redrive_interrupted_build(mgr: Any, context: Any, instance: Any, reason: str
         # reads by the instance's uuid, with the image and, when none are given here,
         # the network requests) while [scheduler] max_attempts allows, else ERROR with
         # a fault naming each attempt.
-        mgr.compute_task_api.build_instances(
+        delete.retried(lambda: mgr.compute_task_api.build_instances(
             context, instances=[instance], image=None, filter_properties={'retry': retry},
             admin_password=None, injected_files=[], requested_networks=requests or None,
-            block_device_mapping=[], request_spec=None, host_lists=[[]])
+            block_device_mapping=[], request_spec=None, host_lists=[[]]),
+            'Handing %s back to the conductor' % instance.uuid)
     except Exception as exc:
         LOG.warning('Could not hand %s back to the conductor: %s', instance.uuid, exc)
         _error(mgr, context, instance, exception.BuildAbortException(

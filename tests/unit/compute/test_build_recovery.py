@@ -8,7 +8,7 @@ import pytest
 
 from novalite import context as nl_context
 from novalite import objects
-from novalite.compute import build
+from novalite.compute import build, delete
 from tests.unit.compute import hostdoubles
 from tests.unit.compute.hostdoubles import HOST, FlakyReportClient, Manager, RecordingTaskAPI
 
@@ -23,6 +23,12 @@ class RecordingNetworkAPI:
 
     def deallocate_for_instance(self, context, instance, network_info=None, preserve=()):
         self.preserved.append(list(preserve))
+
+
+@pytest.fixture(autouse=True)
+def _no_pause(monkeypatch):
+    monkeypatch.setattr(delete, 'RETRY_DELAY', 0)
+    monkeypatch.setattr(delete, 'RETRY_MAX_DELAY', 0)
 
 
 @pytest.fixture
@@ -82,7 +88,8 @@ def test_the_recorded_networks_are_asked_again_and_the_users_ports_kept(host):
 
 def test_a_build_that_cannot_go_back_to_the_conductor_ends_in_error(host):
     mgr, cctxt = host
-    mgr.compute_task_api = RecordingTaskAPI(error=messaging.MessagingTimeout('no reply'))
+    mgr.compute_task_api = RecordingTaskAPI(
+        error=messaging.MessageDeliveryFailure('the bus is down'))
     instance = _building(mgr, cctxt)
     build.recover_interrupted_builds(mgr, cctxt)
     saved = objects.Instance.get_by_uuid(cctxt, instance.uuid, expected_attrs=['fault'])
@@ -121,8 +128,6 @@ def test_a_build_no_one_works_on_any_more_is_scheduled_again(host):
 
 
 def test_a_failed_build_is_rescheduled_through_a_database_blip(host, monkeypatch):
-    from novalite.compute import delete
-    monkeypatch.setattr(delete, 'RETRY_DELAY', 0)
     mgr, cctxt = host
     instance = _building(mgr, cctxt)
     real_save = instance.save
