@@ -7,6 +7,7 @@ one place (:func:`novalite.api.openstack.faults.from_exception`).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +67,21 @@ class Request(webob.Request):
                     req_ver=requested.get_string(), min_ver=avr.MIN_VERSION.get_string(),
                     max_ver=avr.MAX_VERSION.get_string())
         self.environ['novalite.api_version_request'] = requested
+
+
+def _no_constant(name: str) -> float:
+    """NaN, Infinity and -Infinity are no JSON (RFC 8259), though Python's parser takes
+    them: no database column stores them (MariaDB refuses the statement)."""
+    raise ValueError('%s is not a JSON number' % name)
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one too large for a float (1e400) is refused rather
+    than read as an infinity."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError('%s is too large' % text)
+    return value
 
 
 def unstorable_string(document: Any) -> str | None:
@@ -202,7 +218,8 @@ class Resource:
         if req.content_type and req.content_type not in _JSON_TYPES:
             raise webob.exc.HTTPUnsupportedMediaType(explanation='Unsupported Content-Type')
         try:
-            body = jsonutils.loads(req.body)
+            body = jsonutils.loads(req.body, parse_constant=_no_constant,
+                                   parse_float=_finite_float)
         except (ValueError, RecursionError) as exc:
             # RecursionError: arrays or objects nested too deep for the parser.
             raise webob.exc.HTTPBadRequest(explanation='Malformed request body') from exc

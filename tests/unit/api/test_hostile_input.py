@@ -114,6 +114,24 @@ def test_nul_characters_are_refused_before_any_controller(app, body):
     assert call(app, 'GET', '/v2.1/flavors', token='admin:admin').json['flavors'] == []
 
 
+@pytest.mark.parametrize('number', [b'NaN', b'Infinity', b'-Infinity', b'1e400',
+                                    b'-1.5e309'])
+def test_numbers_no_column_stores_are_a_malformed_body(app, number):
+    # Python's parser takes them; MariaDB refuses a statement carrying one.
+    resp = _post(app, b'{"flavor": {"name": "a", "ram": 1, "vcpus": 1, "disk": 1, '
+                      b'"rxtx_factor": %s}}' % number)
+    assert resp.status_int == 400
+    assert resp.json['badRequest']['message'] == 'Malformed request body'
+    assert call(app, 'GET', '/v2.1/flavors', token='admin:admin').json['flavors'] == []
+
+
+def test_finite_numbers_are_still_numbers(app):
+    resp = _post(app, b'{"flavor": {"name": "a", "ram": 1, "vcpus": 1, "disk": 1, '
+                      b'"rxtx_factor": 1.5e0}}')
+    assert resp.status_int == 200, resp.text
+    assert resp.json['flavor']['rxtx_factor'] == 1.5
+
+
 def test_a_surrogate_pair_escape_is_one_valid_character(app):
     resp = _post(app, b'{"flavor": {"name": "a\\ud83d\\ude00", "ram": 1, "vcpus": 1, '
                       b'"disk": 1}}')
