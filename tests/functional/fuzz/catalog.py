@@ -40,8 +40,9 @@ class Route:
     method: str
     controller: str
     action: str
-    bodies: tuple[Schema, ...]
-    queries: tuple[Schema, ...]
+    # Left out of the repr: a failing example prints its route, not every schema.
+    bodies: tuple[Schema, ...] = dataclasses.field(repr=False)
+    queries: tuple[Schema, ...] = dataclasses.field(repr=False)
 
     @property
     def name(self) -> str:

@@ -161,7 +161,7 @@ def problems(req: Request, answer: Answer) -> list[str]:
             found.append('body leaks %r' % leak)
     if 400 <= status < 600 and req.method != 'HEAD':
         found.extend(_fault_problems(status, answer.body))
-    if (req.caller.roles == ('reader',) and req.method in ('POST', 'PUT', 'DELETE')
+    if (req.caller.roles == ('reader',) and req.method in ('POST', 'PUT', 'DELETE', 'PATCH')
             and 200 <= status < 300 and not req.route.path.startswith(READER_WRITES)):
         found.append('a reader got %d for a write' % status)
     return found

@@ -106,7 +106,7 @@ class Request:
     query: str                     # percent-encoded, without '?'
     headers: dict[str, str]
     body: bytes | None
-    content_length: int | None     # None: len(body)
+    content_length: int | str | None   # None: len(body); a str: sent as it is
     tags: set[str]
 
     def describe(self) -> str:

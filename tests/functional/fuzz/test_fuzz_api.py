@@ -78,12 +78,21 @@ def requests_for(draw: Any, route: catalog.Route, seed: seeding.Seed,
     query = draw(fz.query_for(route, version, tags, hostile('query')))
     body = draw(fz.body_for(route, version, seed.hints, tags, hostile('body')))
     headers = draw(fz.headers_for(version, body is not None, tags, hostile('headers')))
-    length = None
-    if body is not None and hostile('framing'):
-        length = draw(st.sampled_from([len(body) + 10, max(len(body) - 1, 0)]))
-        tags.add('short-body' if length > len(body) else 'long-body')
+    length: int | str | None = None
+    if hostile('framing'):
+        length = draw(st.sampled_from(
+            [len(body or b'') + 10, max(len(body or b'') - 1, 0), None, 'abc', '-1', '',
+             '99999999999999999999', ' 1', '0x10']))
+        if isinstance(length, int):
+            tags.add('short-body' if length > len(body or b'') else 'long-body')
+        elif length is not None:
+            tags.add('bad-content-length')
     method = route.method
-    if method == 'GET' and (hostile('framing') or draw(st.integers(0, 14)) == 0):
+    if hostile('framing'):
+        # A verb the route does not serve, or HEAD for a GET.
+        method = draw(st.sampled_from([method, 'HEAD' if method == 'GET' else method,
+                                       'PATCH', 'OPTIONS', 'TRACE', 'PROPFIND', 'GET']))
+    elif method == 'GET' and draw(st.integers(0, 14)) == 0:
         method = 'HEAD'
     tags.discard('')
     return fz.Request(caller, route, method, prefix + path, query,
