@@ -220,8 +220,8 @@ class _Response(simple_server.ServerHandler):
     def handle_error(self) -> None:
         self.failed = True
         if getattr(self.stdin, 'cut', False):
-            # The application failed on a body shorter than announced: the client's
-            # fault, as a short body it reads to the end is.
+            # The application failed on a body shorter than announced: the fault is
+            # the client's, whatever the application made of the short body.
             self.error_status = '400 Bad Request'
             self.error_body = _SHORT_BODY
         super().handle_error()
@@ -280,10 +280,15 @@ class _Connection(simple_server.WSGIRequestHandler):
         except OSError:
             # Timed out (TimeoutError is an OSError), reset, or closed by stop().
             return
+        self.server.track(self, idle=False)
+        if self.server.stopping:
+            # A request that came on a kept connection as the server stopped (Linux
+            # still reads what arrived before, or after, close_idle's shutdown): not
+            # started, the client sees the connection closed and retries elsewhere.
+            return
         timeouts = self.server.timeouts
         self.reader.deadline = None
         self.connection.settimeout(timeouts.read)
-        self.server.track(self, idle=False)
         self.served += 1
         if self.served >= MAX_REQUESTS or not timeouts.keep_alive:
             self.close_connection = True
