@@ -161,6 +161,10 @@ def problems(req: Request, answer: Answer) -> list[str]:
             found.append('body leaks %r' % leak)
     if 400 <= status < 600 and req.method != 'HEAD':
         found.extend(_fault_problems(status, answer.body))
+    content_type = {k.lower(): v for k, v in answer.headers.items()}.get('content-type', '')
+    if 400 <= status < 600 and not content_type.startswith('application/json'):
+        # HEAD included: its fault has no body, but says what the body would be.
+        found.append('%d with Content-Type %r' % (status, content_type))
     if (req.caller.roles == ('reader',) and req.method in ('POST', 'PUT', 'DELETE', 'PATCH')
             and 200 <= status < 300 and not req.route.path.startswith(READER_WRITES)):
         found.append('a reader got %d for a write' % status)
