@@ -261,13 +261,11 @@ def _replace(value: Any, path: tuple, new: Any) -> Any:
 
 @st.composite
 def mutated(draw: Any, value: Any, tags: set[str]) -> Any:
-    """``value`` as drawn, or with one to three hostile changes."""
+    """``value`` with one to three hostile changes."""
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         paths = _paths(value)
         path = draw(st.sampled_from(paths))
-        target = value
-        for step in path:
-            target = target[step]
+        target = _at(value, path)
         op = draw(st.sampled_from(['string', 'string', 'replace', 'replace', 'extra-key',
                                    'drop-key']))
         if op == 'string':
