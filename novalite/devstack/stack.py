@@ -81,6 +81,9 @@ class Stack:
     :param db_gate: every daemon (Placement and ``novalite-manage`` too) reaches the
         database server through a gate the tests can close (``close_database``), a
         database outage (``novalite.devstack.dbgate``); ``query`` still goes direct
+    :param db_gate_placement: with ``db_gate``, Placement's database behind the gate too
+        (one server for all, as a devstack has it); False keeps Placement out of the
+        outage, to tell its part from the novalite daemons'
     """
 
     def __init__(self, state_dir: str, backend: str = 'mysql',
@@ -92,7 +95,8 @@ class Stack:
                  placement_isolation: str = 'default', network: bool = False,
                  netns_computes: bool = False,
                  before_daemons: Callable[[Stack], None] | None = None,
-                 config_files: tuple[str, ...] = (), db_gate: bool = False) -> None:
+                 config_files: tuple[str, ...] = (), db_gate: bool = False,
+                 db_gate_placement: bool = True) -> None:
         """:param placement_gunicorn: Placement's (workers, threads per worker).
         :param placement_isolation: Placement's transaction isolation on MySQL/MariaDB,
             a key of ``placement.ISOLATIONS``.
@@ -130,6 +134,7 @@ class Stack:
         self.db_urls: dict[str, str] = {}
         self.daemon_db_urls: dict[str, str] = {}
         self.db_gate = db_gate
+        self.db_gate_placement = db_gate_placement
         self._db_gate_state = ''
         self.placement: PlacementProcess | None = None
         self.glance: glance_process.GlanceProcess | None = None
@@ -252,7 +257,8 @@ class Stack:
                 hide_password=False) for label, url in self.db_urls.items()}
 
     def _start_placement(self) -> None:
-        self.placement = PlacementProcess(self.state_dir, self.daemon_db_urls['placement'],
+        urls = self.daemon_db_urls if self.db_gate_placement else self.db_urls
+        self.placement = PlacementProcess(self.state_dir, urls['placement'],
                                           glance_process.free_port(), self.bin_dir,
                                           os.path.join(self.log_dir, 'placement.log'),
                                           *self.placement_gunicorn,

@@ -7,8 +7,11 @@ import time
 
 from tests.devstack import clients
 
-# Ten-server bursts on top of the other tests' servers must not hit the quota.
-STACK = {'conf': {'quota': {'instances': 100, 'cores': 200, 'ram': 1024 * 1024}}}
+# Ten-server bursts on top of the other tests' servers must not hit the quota. A build
+# retries what fails (Placement down, the scheduler gone) for 20 s, not the default
+# 5 minutes, so that a build Placement stays away from ends in ERROR within a test.
+STACK = {'conf': {'quota': {'instances': 100, 'cores': 200, 'ram': 1024 * 1024},
+                  'conductor': {'build_retry_timeout': 20}}}
 SETTLE_TIMEOUT = 120
 
 
@@ -108,6 +111,8 @@ def test_compute_killed_during_a_build(stack):
 
 
 def test_boot_while_placement_is_down(stack):
+    # Placement stays down for longer than the build retries ([conductor]
+    # build_retry_timeout): the build ends in ERROR, with a fault naming Placement.
     stack.stop_placement()
     try:
         sid = clients.boot(stack, 'no-placement')
