@@ -1,8 +1,8 @@
 """Deleting an instance on this host, and finishing the deletes a failure interrupted.
 
 A delete always finishes. A call to Placement, the conductor (the database) or the bus
-that fails for a moment is tried again with a growing pause (oslo.service's
-``RetryDecorator``); the allocation is freed before the instance record is destroyed,
+that fails for a moment is tried again with a growing pause (``novalite.transient``);
+the allocation is freed before the instance record is destroyed,
 so a server that answers 404 holds no allocation. A delete that still cannot finish
 leaves the instance DELETING; ``retry_pending_deletes``, a periodic task of this host,
 runs it again later. Every step is safe to repeat: a guest, a port or an allocation
@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
-from typing import Protocol, TypeVar, cast
+from typing import Protocol, TypeVar
 
-import oslo_messaging as messaging
-from oslo_db import exception as db_exc
 from oslo_log import log as logging
-from oslo_service import loopingcall
 from oslo_utils import timeutils
 
-from novalite import exception, notifications, objects
+from novalite import exception, notifications, objects, transient
 from novalite.compute import instance_actions, power_state, task_states
 from novalite.context import RequestContext
 from novalite.network import api as network_api
@@ -32,19 +29,11 @@ LOG = logging.getLogger(__name__)
 TERMINATE_EVENT = instance_actions.TERMINATE_EVENT
 
 # A step that fails for a moment is tried RETRIES more times, the pause growing by
-# RETRY_DELAY seconds each time up to RETRY_MAX_DELAY: about 15 seconds in all, enough
+# a second each time up to RETRY_MAX_DELAY: about 15 seconds in all, enough
 # for a conductor, a database or Placement that restarts, short enough that an RPC
 # worker is not held for long. Longer outages are the periodic task's.
 RETRIES = 5
-RETRY_DELAY = 1.0
 RETRY_MAX_DELAY = 5.0
-
-# The exceptions, by class name, that the conductor's side of an object call sends back
-# (as oslo.messaging's RemoteError) when its database is unreachable, out of
-# connections or locked: oslo.db's and SQLAlchemy's.
-_REMOTE_DB_UNAVAILABLE = frozenset({
-    'DBConnectionError', 'DBDeadlock', 'DBError', 'OperationalError', 'TimeoutError',
-    'DisconnectionError', 'InterfaceError'})
 
 T = TypeVar('T')
 
@@ -84,53 +73,14 @@ class DeletingManager(Protocol):
     def instance_lock(self, instance_uuid: str) -> LockLike: ...
 
 
-class _TryAgain(Exception):
-    """A step failed in a way the same step may not fail in a moment."""
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether ``exc`` says that Placement, the bus or the database is unavailable for
-    now (the same call may succeed later), not that the call is wrong."""
-    if isinstance(exc, exception.ResourceProviderError):
-        # Placement unreachable, or an answer other than done/not found (a 5xx, a
-        # consumer generation conflict): both pass.
-        return True
-    if isinstance(exc, (messaging.MessagingTimeout, messaging.MessageDeliveryFailure)):
-        return True
-    if isinstance(exc, messaging.RemoteError):
-        return exc.exc_type in _REMOTE_DB_UNAVAILABLE
-    # A process that reaches the database itself (no conductor in between).
-    return isinstance(exc, (db_exc.DBConnectionError, db_exc.DBDeadlock))
-
-
 def retried(step: Callable[[], T], what: str) -> T:
-    """Run ``step``; while it fails with a transient error, run it again with a growing
-    pause, ``RETRIES`` times at most.
+    """Run ``step``; while it fails with a transient error (``novalite.transient``),
+    run it again with a growing pause, ``RETRIES`` times at most.
 
     :raises: the last transient error when every attempt failed, or any other error at
         once
     """
-    tries = [0]
-
-    # A new decorator each time: RetryDecorator counts its attempts on itself. The
-    # final failure comes back as a value, raised here: raised inside, the looping
-    # call would log it at ERROR with a traceback, answers such as NotFound included.
-    @loopingcall.RetryDecorator(max_retry_count=-1, inc_sleep_time=RETRY_DELAY,
-                                max_sleep_time=RETRY_MAX_DELAY, exceptions=(_TryAgain,))
-    def attempt() -> tuple[T | None, Exception | None]:
-        try:
-            return step(), None
-        except Exception as exc:
-            if not is_transient(exc) or tries[0] >= RETRIES:
-                return None, exc
-            tries[0] += 1
-            LOG.warning('%s failed, trying again: %s: %s', what, type(exc).__name__, exc)
-            raise _TryAgain() from exc
-
-    result, error = attempt()
-    if error is not None:
-        raise error
-    return cast(T, result)
+    return transient.call(what, step, max_retries=RETRIES, max_pause=RETRY_MAX_DELAY)
 
 
 def cached_network_info(instance: Instance) -> model.NetworkInfo:
@@ -210,7 +160,7 @@ def terminate_or_leave_pending(mgr: DeletingManager, context: RequestContext,
     except exception.InstanceNotFound:
         LOG.info('Instance %s was already deleted', instance.uuid)
     except Exception as exc:
-        if not is_transient(exc):
+        if not transient.is_transient(exc):
             raise
         LOG.warning('The delete of %s could not finish now (%s: %s); it stays DELETING '
                     'and the pending delete task of %s finishes it', instance.uuid,

@@ -11,14 +11,13 @@ from oslo_log import log as logging
 from oslo_service import periodic_task
 from oslo_versionedobjects import base as ovo_base
 
-from novalite import exception, manager
+from novalite import exception, manager, transient
 from novalite.conductor.tasks import (
     build,
     cache_images,
     lost_builds,
     migrate,
     rebuild,
-    transient,
     unshelve,
 )
 from novalite.conf import CONF

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from novalite import context as nl_context
-from novalite import exception, objects
+from novalite import exception, objects, transient
 from novalite.compute import build, delete, task_states, vm_states
 from novalite.conf import CONF
 from tests.unit.compute.hostdoubles import FlakyReportClient
@@ -46,7 +46,7 @@ def _wait(predicate, timeout=20.0):
 
 def test_a_delete_placement_refuses_stays_deleting_until_the_pending_task_ends_it(
         stack, flavor, monkeypatch):
-    monkeypatch.setattr(delete, 'RETRY_DELAY', 0)
+    monkeypatch.setattr(transient, 'PAUSE_STEP', 0)
     monkeypatch.setattr(delete, 'RETRY_MAX_DELAY', 0)
     server = _active(stack, flavor, 'placement-down')
     server_id = server['id']

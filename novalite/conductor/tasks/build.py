@@ -16,10 +16,9 @@ from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
 from novalite import context as nl_context
-from novalite import exception, objects, quota, utils
+from novalite import exception, objects, quota, transient, utils
 from novalite.compute import instance_actions, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
-from novalite.conductor.tasks import transient
 from novalite.conf import CONF
 from novalite.db import engine
 from novalite.objects import instance_fault
@@ -67,6 +66,11 @@ def _scheduling_error(exc: Exception) -> Exception:
             reason='The scheduler did not answer within %d seconds; is novalite-scheduler '
                    'running?' % CONF.rpc_response_timeout_scheduler)
     return exc
+
+
+def build_deadline() -> float:
+    """The monotonic time a build started now stops retrying at (see ``transient``)."""
+    return time.monotonic() + CONF.conductor.build_retry_timeout
 
 
 def free_allocations(deps: Dependencies, context: Any, uuids: list[str],
@@ -134,7 +138,7 @@ def _take(deps: Dependencies, context: Any, build_requests: list, request_specs:
 def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
                        request_specs: list, image: dict | None, admin_password: str | None,
                        injected_files: list, requested_networks: Any) -> None:
-    until = transient.deadline()
+    until = build_deadline()
     build_requests, request_specs = _take(deps, context, build_requests, request_specs,
                                           until)
     if not build_requests:
@@ -489,7 +493,7 @@ def _schedule_again(deps: Dependencies, context: Any, instance: Any, request_spe
         return transient.call(
             'Scheduling %s again' % uuid, functools.partial(
                 _select_one, deps, context, request_spec, uuid),
-            transient.deadline())[0]
+            build_deadline())[0]
     except exception.NoValidHost as exc:
         failures.append(['(scheduler)', exc.format_message()])
     except Exception as exc:

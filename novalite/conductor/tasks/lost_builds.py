@@ -26,7 +26,7 @@ from oslo_utils import timeutils
 from novalite import context as nl_context
 from novalite import exception, objects
 from novalite.compute import vm_states
-from novalite.conductor.tasks import build, transient
+from novalite.conductor.tasks import build
 from novalite.conf import CONF
 from novalite.context import RequestContext
 
@@ -65,7 +65,7 @@ def redrive_lost_build_requests(context: RequestContext,
         if not _too_old(held_since, now):
             continue
         owner = _owner_context(context, build_request.project_id, build_request.user_id)
-        until = transient.deadline()
+        until = build.build_deadline()
         try:
             if build_request.delete_requested:
                 build.finish_requested_delete(deps, owner, build_request, until)
@@ -144,7 +144,7 @@ def _redrive_instance(deps: build.Dependencies, cctxt: RequestContext,
                    'or the compute service down?)' % (
                        CONF.conductor.build_request_timeout, redrives))
         build.set_error(owner, instance, error, build.SCHEDULE_EVENT)
-        build.free_allocations(deps, owner, [instance.uuid], transient.deadline())
+        build.free_allocations(deps, owner, [instance.uuid], build.build_deadline())
         return False
     LOG.warning('Instance %s was never claimed by a compute host (the message that '
                 'should have built it was lost); scheduling it again', instance.uuid)

@@ -7,7 +7,7 @@ import oslo_messaging as messaging
 import pytest
 
 from novalite import context as nl_context
-from novalite import objects
+from novalite import objects, transient
 from novalite.compute import build, delete
 from tests.unit.compute import hostdoubles
 from tests.unit.compute.hostdoubles import HOST, FlakyReportClient, Manager, RecordingTaskAPI
@@ -27,7 +27,7 @@ class RecordingNetworkAPI:
 
 @pytest.fixture(autouse=True)
 def _no_pause(monkeypatch):
-    monkeypatch.setattr(delete, 'RETRY_DELAY', 0)
+    monkeypatch.setattr(transient, 'PAUSE_STEP', 0)
     monkeypatch.setattr(delete, 'RETRY_MAX_DELAY', 0)
 
 

@@ -1,0 +1,102 @@
+"""Retrying what a short outage breaks: the bus, the database, Placement.
+
+A server the API accepted should survive an outage shorter than its deadline: the
+scheduler killed mid-call (its answer never comes: ``MessagingTimeout``), Placement
+restarting, the database refusing connections for a while, the bus failing a cast.
+These failures say nothing about the request itself, so the step that hit one is tried
+again, after a pause that grows by a second each time, until a deadline or a number of
+tries. Everything else (no valid host, not found, a quota, a bad request) is an answer,
+and is not retried. The conductor's builds and the compute's deletes both retry here.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar, cast
+
+import oslo_messaging as messaging
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+from oslo_service import loopingcall
+
+from novalite import exception
+
+LOG = logging.getLogger(__name__)
+
+T = TypeVar('T')
+
+MAX_PAUSE = 10.0
+# Seconds the pause grows by after each failed try (tests set it to 0).
+PAUSE_STEP = 1.0
+
+TRANSIENT: tuple[type[BaseException], ...] = (
+    messaging.MessagingTimeout,
+    messaging.MessageDeliveryFailure,
+    # Placement unreachable, or an answer other than done or not found (a 5xx).
+    exception.ResourceProviderError,
+    # A process that reaches the database itself.
+    db_exc.DBConnectionError,
+    db_exc.DBDeadlock,
+)
+
+# The exceptions, by class name, that a service's side of a call sends back (as
+# oslo.messaging's RemoteError, their modules being none the bus rebuilds) when its
+# database is unreachable, out of connections or locked, or Placement is.
+_REMOTE_UNAVAILABLE = frozenset({
+    'DBConnectionError', 'DBDeadlock', 'DBError', 'OperationalError', 'TimeoutError',
+    'DisconnectionError', 'InterfaceError', 'MessagingTimeout',
+    'PlacementAPIConnectFailure'})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether ``exc`` says that Placement, the bus or the database is unavailable for
+    now (the same call may succeed later), not that the call is wrong."""
+    if isinstance(exc, TRANSIENT):
+        return True
+    if isinstance(exc, messaging.RemoteError):
+        return exc.exc_type in _REMOTE_UNAVAILABLE
+    return False
+
+
+class _TryAgain(Exception):
+    pass
+
+
+def call(what: str, func: Callable[[], T], until: float | None = None,
+         before_retry: Callable[[], None] | None = None, max_retries: int | None = None,
+         max_pause: float = MAX_PAUSE) -> T:
+    """``func()``, tried again while it fails transiently, until the monotonic time
+    ``until`` or ``max_retries`` more tries (whichever comes first).
+
+    :param what: the step, for the log ("Scheduling 3 servers").
+    :param before_retry: undoes what a failed try may have left (a claim) before the
+        next; its own transient failure is retried with the step.
+    :raises: the last failure, when it is not transient or the tries are spent.
+    """
+    tries = [0]
+
+    # A new decorator each call: RetryDecorator counts its tries on itself. The final
+    # failure comes back as a value and is raised here: raised inside, the looping call
+    # would log it at ERROR with its traceback, answers such as NotFound included.
+    @loopingcall.RetryDecorator(max_retry_count=-1, inc_sleep_time=PAUSE_STEP,
+                                max_sleep_time=max_pause, exceptions=(_TryAgain,))
+    def attempt() -> tuple[T | None, Exception | None]:
+        try:
+            if tries[0] and before_retry is not None:
+                before_retry()
+            return func(), None
+        except Exception as exc:
+            pause = min((tries[0] + 1) * PAUSE_STEP, max_pause)
+            if not is_transient(exc) or \
+                    (max_retries is not None and tries[0] >= max_retries) or \
+                    (until is not None and time.monotonic() + pause > until):
+                return None, exc
+            tries[0] += 1
+            LOG.warning('%s failed (try %d), trying again in %d s: %s: %s', what,
+                        tries[0], pause, type(exc).__name__, exc)
+            raise _TryAgain() from exc
+
+    result, error = attempt()
+    if error is not None:
+        raise error
+    return cast(T, result)
