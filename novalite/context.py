@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
 
+from keystoneauth1 import plugin as ks_plugin
+from keystoneauth1.access import service_catalog as ks_service_catalog
 from oslo_context import context as oslo_context
 from oslo_log import log as logging
 
@@ -17,6 +19,30 @@ CELL0_UUID = '00000000-0000-0000-0000-000000000000'
 # Marks a cell that raised or timed out in scatter_gather_cells.
 did_not_respond_sentinel = object()
 raised_exception_sentinel = object()
+# The services a daemon calls on the caller's behalf: the part of the caller's catalog a
+# context keeps (and carries over RPC), as Nova keeps only what it uses.
+CATALOG_SERVICE_TYPES = ('image', 'network', 'placement')
+
+
+class _ContextAuthPlugin(ks_plugin.BaseAuthPlugin):
+    """The caller's token and catalog as a keystoneauth plugin: how a daemon that got the
+    context over RPC calls another service as the caller (the API has the plugin of
+    auth_token middleware itself, which does not cross RPC)."""
+
+    def __init__(self, auth_token: str, catalog: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.auth_token = auth_token
+        self.service_catalog = ks_service_catalog.ServiceCatalogV2(catalog)
+
+    def get_token(self, session: Any, **kwargs: Any) -> str:
+        return self.auth_token
+
+    def get_endpoint(self, session: Any, service_type: str | None = None,
+                     interface: Any = None, region_name: str | None = None,
+                     service_name: str | None = None, **kwargs: Any) -> str | None:
+        return self.service_catalog.url_for(service_type=service_type,
+                                            service_name=service_name,
+                                            interface=interface, region_name=region_name)
 
 
 class RequestContext(oslo_context.RequestContext):
@@ -29,7 +55,10 @@ class RequestContext(oslo_context.RequestContext):
     def __init__(self, user_id: str | None = None, project_id: str | None = None,
                  is_admin: bool | None = None, read_deleted: str = 'no',
                  remote_address: str | None = None, timestamp: Any = None,
-                 quota_class: str | None = None, **kwargs: Any) -> None:
+                 quota_class: str | None = None,
+                 service_catalog: list[dict[str, Any]] | None = None,
+                 user_auth_plugin: ks_plugin.BaseAuthPlugin | None = None,
+                 **kwargs: Any) -> None:
         kwargs.setdefault('user_id', user_id)
         kwargs.setdefault('project_id', project_id)
         super().__init__(is_admin=bool(is_admin), **kwargs)
@@ -39,6 +68,10 @@ class RequestContext(oslo_context.RequestContext):
         self.remote_address = remote_address
         self.timestamp = timestamp
         self.quota_class = quota_class
+        self.service_catalog = [s for s in service_catalog or []
+                                if s.get('type') in CATALOG_SERVICE_TYPES]
+        # auth_token middleware's plugin of the caller's token, in the API only.
+        self.user_auth_plugin = user_auth_plugin
         self.db_connection: str | None = None
         self.mq_connection: Any = None
         self.cell_uuid: str | None = None
@@ -47,7 +80,7 @@ class RequestContext(oslo_context.RequestContext):
         values = super().to_dict()
         values.update(user_id=self.user_id, project_id=self.project_id,
                       read_deleted=self.read_deleted, remote_address=self.remote_address,
-                      quota_class=self.quota_class)
+                      quota_class=self.quota_class, service_catalog=self.service_catalog)
         return values
 
     @classmethod
@@ -56,7 +89,14 @@ class RequestContext(oslo_context.RequestContext):
             values, user_id=values.get('user_id'), project_id=values.get('project_id'),
             read_deleted=values.get('read_deleted', 'no'),
             remote_address=values.get('remote_address'),
-            quota_class=values.get('quota_class'))
+            quota_class=values.get('quota_class'),
+            service_catalog=values.get('service_catalog'))
+
+    def get_auth_plugin(self) -> ks_plugin.BaseAuthPlugin:
+        """The caller's credentials for calls to other services on its behalf."""
+        if self.user_auth_plugin is not None:
+            return self.user_auth_plugin
+        return _ContextAuthPlugin(self.auth_token, self.service_catalog)
 
     def elevated(self, read_deleted: str | None = None) -> RequestContext:
         """A copy with admin rights, for internal work done on the caller's behalf."""

@@ -1,14 +1,24 @@
 """A small Glance v2 client: image metadata, and image data streamed to a file.
 
-Built from the ``[glance]`` keystoneauth options. For a keystone-less Glance, set
-``[glance] endpoint_override`` and leave ``auth_type`` unset: requests then carry the
-caller's project and roles as the ``X-Project-Id``/``X-Roles`` headers that Glance's
-unauthenticated ``context`` middleware reads.
+Built from the ``[glance]`` keystoneauth options. Glance decides what the caller may see,
+so a call on behalf of a user carries the user's own token (the context's: keystone-
+middleware's plugin in the API, rebuilt from the token and catalog after RPC), as Nova's
+does; the service user of ``[glance] auth_type`` calls only for an administrator's
+context that has no token (periodic and start-up work), and a user's context without a
+token goes with no credentials at all rather than the service user's, which would show
+it every project's images.
+
+For a keystone-less Glance, set ``[glance] endpoint_override`` and leave ``auth_type``
+unset: requests then also carry the caller's project and roles as the
+``X-Identity-Status``/``X-Project-Id``/``X-Roles`` headers that Glance's ``context``
+middleware reads (the all-in-one's Glance reads the noauth2 token instead, when there
+is one: ``novalite.allinone.glance_noauth``).
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import threading
 import urllib.parse
@@ -18,6 +28,8 @@ from typing import Any
 import requests
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
+from keystoneauth1 import plugin as ks_plugin
+from keystoneauth1 import session as ks_session
 from oslo_log import log as logging
 
 from novalite import exception
@@ -26,39 +38,90 @@ from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
-_ADAPTER = None
+_SESSION: ks_session.Session | None = None
+_SERVICE_AUTH: ks_plugin.BaseAuthPlugin | None = None
 _LOCK = threading.Lock()
+_CONNECT_ERRORS = (ks_exc.ConnectFailure, ks_exc.ConnectTimeout, ks_exc.DiscoveryFailure,
+                   ks_exc.EndpointNotFound)
+# A catalog's Glance URL may name the API version; the paths here start with it.
+_VERSION_SUFFIX = re.compile(r'/v\d+(\.\d+)?/?$')
 
 
-def _adapter():
-    global _ADAPTER
-    if _ADAPTER is None:
+def _session() -> ks_session.Session:
+    """The session of the ``[glance]`` options (TLS, timeouts), without credentials:
+    each request brings its own."""
+    global _SESSION, _SERVICE_AUTH
+    if _SESSION is None:
         with _LOCK:
-            if _ADAPTER is None:
-                auth = ks_loading.load_auth_from_conf_options(CONF, 'glance') \
+            if _SESSION is None:
+                _SERVICE_AUTH = ks_loading.load_auth_from_conf_options(CONF, 'glance') \
                     if CONF.glance.auth_type else None
-                session = ks_loading.load_session_from_conf_options(CONF, 'glance', auth=auth)
-                _ADAPTER = ks_loading.load_adapter_from_conf_options(
-                    CONF, 'glance', session=session, auth=auth,
-                    min_version='2.0', max_version='2.latest')
-    return _ADAPTER
+                _SESSION = ks_loading.load_session_from_conf_options(CONF, 'glance')
+    return _SESSION
+
+
+def _service_auth() -> ks_plugin.BaseAuthPlugin | None:
+    """The service user of ``[glance] auth_type`` (None without one)."""
+    _session()
+    return _SERVICE_AUTH
+
+
+def _auth(context: Any) -> ks_plugin.BaseAuthPlugin | None:
+    """Whose credentials a call on behalf of ``context`` carries (see the module
+    docstring); None: none."""
+    if context is not None and getattr(context, 'auth_token', None):
+        return context.get_auth_plugin()
+    if context is None or context.is_admin:
+        return _service_auth()
+    return None
+
+
+def _endpoint(auth: ks_plugin.BaseAuthPlugin | None) -> str:
+    """Glance's root URL: ``[glance] endpoint_override``, else the ``image`` entry of
+    the catalog of ``auth`` (the caller's, or the service user's).
+
+    :raises EndpointNotFound:
+    """
+    if CONF.glance.endpoint_override:
+        return CONF.glance.endpoint_override.rstrip('/')
+    if auth is None:
+        raise ks_exc.EndpointNotFound('[glance] endpoint_override is not set and there '
+                                      'is no catalog to find the image service in')
+    url = _session().get_endpoint(auth, service_type=CONF.glance.service_type,
+                                  interface=CONF.glance.valid_interfaces,
+                                  region_name=CONF.glance.region_name)
+    if not url:
+        raise ks_exc.EndpointNotFound('no image service in the catalog')
+    return _VERSION_SUFFIX.sub('', url.rstrip('/'))
 
 
 def reset() -> None:
-    """Forget the cached adapter (after the options changed, in tests)."""
-    global _ADAPTER
-    _ADAPTER = None
+    """Forget the cached session and service user (after the options changed, in tests)."""
+    global _SESSION, _SERVICE_AUTH
+    _SESSION = _SERVICE_AUTH = None
+
+
+def _send(context: Any, method: str, path: str, headers: dict[str, str],
+          **kwargs: Any) -> requests.Response:
+    """One request to Glance on behalf of ``context``; any status is returned.
+
+    :raises: keystoneauth's connection and endpoint errors
+    """
+    auth = _auth(context)
+    return _session().request(_endpoint(auth) + path, method, auth=auth,
+                              authenticated=auth is not None, raise_exc=False,
+                              headers=headers, **kwargs)
 
 
 class API:
     """The image operations compute needs."""
 
     def _headers(self, context: Any) -> dict[str, str]:
+        """Accept, and keystone-less the caller's identity (the token, if any, comes
+        from the auth plugin of :func:`_auth`)."""
         headers = {'Accept': 'application/json'}
         if CONF.glance.auth_type:
             return headers
-        if getattr(context, 'auth_token', None):
-            headers['X-Auth-Token'] = context.auth_token
         headers['X-Identity-Status'] = 'Confirmed'
         if context.project_id:
             headers['X-Project-Id'] = context.project_id
@@ -146,9 +209,8 @@ class API:
         attempts = CONF.glance.num_retries + 1
         for attempt in range(attempts):
             try:
-                resp = _adapter().get(path, headers=headers, raise_exc=False, stream=stream)
-            except (ks_exc.ConnectFailure, ks_exc.ConnectTimeout, ks_exc.DiscoveryFailure,
-                    ks_exc.EndpointNotFound) as exc:
+                resp = _send(context, 'GET', path, headers, stream=stream)
+            except _CONNECT_ERRORS as exc:
                 if attempt + 1 < attempts:
                     continue
                 raise exception.GlanceConnectionFailed(
@@ -277,8 +339,11 @@ class API:
 
     def image_url(self, image_id: str) -> str:
         """The image's URL in Glance (the ``Location`` of createImage before 2.45)."""
-        endpoint = (CONF.glance.endpoint_override or _adapter().get_endpoint() or '')
-        return '%s/images/%s' % (endpoint.rstrip('/'), image_id)
+        try:
+            endpoint = _endpoint(_service_auth())
+        except _CONNECT_ERRORS:
+            endpoint = ''
+        return '%s/images/%s' % (endpoint, image_id)
 
     def _write(self, context: Any, method: str, path: str, expected: tuple[int, ...],
                json: Any = None, data: Any = None, content_type: str | None = None,
@@ -288,10 +353,8 @@ class API:
         if content_type:
             headers['Content-Type'] = content_type
         try:
-            resp = getattr(_adapter(), method)(path, headers=headers, raise_exc=False,
-                                               json=json, data=data)
-        except (ks_exc.ConnectFailure, ks_exc.ConnectTimeout, ks_exc.DiscoveryFailure,
-                ks_exc.EndpointNotFound) as exc:
+            resp = _send(context, method.upper(), path, headers, json=json, data=data)
+        except _CONNECT_ERRORS as exc:
             raise exception.GlanceConnectionFailed(
                 server=CONF.glance.endpoint_override or 'image service',
                 reason=str(exc)) from exc

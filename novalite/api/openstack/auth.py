@@ -70,11 +70,11 @@ class KeystoneContext(Middleware):
             except ValueError:
                 return faults.json_fault(500, 'Invalid service catalog json.')(
                     environ, start_response)
-        ctx = context.RequestContext.from_environ(environ, remote_address=req.remote_addr)
         # The token's auth plugin lets later calls to other services reuse the token.
-        ctx.user_auth_plugin = environ.get('keystone.token_auth')
+        ctx = context.RequestContext.from_environ(
+            environ, remote_address=req.remote_addr, service_catalog=catalog,
+            user_auth_plugin=environ.get('keystone.token_auth'))
         if ctx.user_id is None:
             ctx.user_id = req.headers.get('X-User')
-        ctx.service_catalog = catalog
         environ[wsgi.CONTEXT_KEY] = ctx
         return self.application(environ, start_response)
