@@ -2,9 +2,16 @@
 
 Glance keeps its configuration in a process-global object, so it runs in a process of
 its own: gunicorn serving ``glance.wsgi.api:application`` from Glance's own virtualenv
-(``tools/setup.sh`` makes ``.venv-glance`` beside ``.venv``). Requests pass unchecked
-(an empty paste flavor and ``context_is_admin: "@"``): for a keystone-less test cloud
-on loopback only.
+(``tools/setup.sh`` makes ``.venv-glance`` beside ``.venv``).
+
+Who the caller is, Glance's own default policies then decide on (the administrator sees
+every image, a project its own and the public ones):
+
+- keystone-less (``novalite-all``, the noauth2 stacks): the paste flavor ``noauth2``,
+  whose filter (``glance_noauth``) reads the caller from the token ``user:project`` as
+  novalite's noauth2 API does, then Glance's ``context`` middleware;
+- with Keystone (``authtoken`` given): the flavor ``keystone``, keystonemiddleware's
+  auth_token validating every token.
 """
 from __future__ import annotations
 
@@ -16,10 +23,68 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import requests
 
+from novalite.allinone import glance_noauth
+
 ENV_VAR = 'NOVALITE_GLANCE_VENV'
+# The token the harness uploads its images with, keystone-less: the administrator's.
+ADMIN_TOKEN = 'admin:admin'
+# Glance's paste pipelines without its ``unauthenticated-context`` (everyone an
+# administrator). The filter module is copied into the configuration folder, which
+# gunicorn puts on Glance's path.
+_PASTE = """[composite:glance-api-noauth2]
+paste.composite_factory = glance.api:root_app_factory
+/: api
+/healthcheck: healthcheck
+
+[composite:glance-api-keystone]
+paste.composite_factory = glance.api:root_app_factory
+/: api
+/healthcheck: healthcheck
+
+[composite:api]
+paste.composite_factory = glance.api:pipeline_factory
+noauth2 = cors http_proxy_to_wsgi versionnegotiation noauth2 context rootapp
+keystone = cors http_proxy_to_wsgi versionnegotiation authtoken context rootapp
+
+[composite:rootapp]
+paste.composite_factory = glance.api:root_app_factory
+/: apiversions
+/v2: apiv2app
+
+[app:apiversions]
+paste.app_factory = glance.api.versions:create_resource
+
+[app:apiv2app]
+paste.app_factory = glance.api.v2.router:API.factory
+
+[app:healthcheck]
+paste.app_factory = oslo_middleware:Healthcheck.app_factory
+
+[filter:versionnegotiation]
+paste.filter_factory = glance.api.middleware.version_negotiation:VersionNegotiationFilter.factory
+
+[filter:context]
+paste.filter_factory = glance.api.middleware.context:ContextMiddleware.factory
+
+[filter:noauth2]
+paste.filter_factory = glance_noauth:filter_factory
+
+[filter:authtoken]
+paste.filter_factory = keystonemiddleware.auth_token:filter_factory
+delay_auth_decision = true
+
+[filter:cors]
+paste.filter_factory = oslo_middleware.cors:filter_factory
+oslo_config_project = glance
+oslo_config_program = glance-api
+
+[filter:http_proxy_to_wsgi]
+paste.filter_factory = oslo_middleware:HTTPProxyToWSGI.factory
+"""
 
 
 def default_venv() -> str:
@@ -51,11 +116,16 @@ def free_port() -> int:
 
 
 class GlanceProcess:
-    """Glance on ``127.0.0.1:port`` with its database and images under ``state_dir``."""
+    """Glance on ``127.0.0.1:port`` with its database and images under ``state_dir``.
+
+    :param authtoken: the ``[keystone_authtoken]`` options of a Glance behind Keystone;
+        without them, keystone-less (noauth2 tokens)
+    """
 
     def __init__(self, state_dir: str, port: int | None = None,
-                 venv: str | None = None) -> None:
+                 venv: str | None = None, authtoken: dict[str, Any] | None = None) -> None:
         self.state_dir = os.path.abspath(state_dir)
+        self.authtoken = authtoken
         self.port = port or free_port()
         self.venv = venv or default_venv()
         self.url = 'http://127.0.0.1:%d' % self.port
@@ -77,14 +147,22 @@ class GlanceProcess:
                 % os.path.join(self.state_dir, 'staging'),
                 '[os_glance_tasks_store]', 'filesystem_store_datadir = %s'
                 % os.path.join(self.state_dir, 'tasks'),
-                '[paste_deploy]', 'flavor =',
+                '[paste_deploy]', 'flavor = %s' % ('keystone' if self.authtoken else 'noauth2'),
                 '[oslo_policy]', 'policy_file = %s' % os.path.join(self.conf_dir, 'policy.yaml'),
-                '']))
+                *self._authtoken_lines(), '']))
+        # Glance's defaults: a state folder of an older novalite may hold "everyone is
+        # an administrator" here.
         with open(os.path.join(self.conf_dir, 'policy.yaml'), 'w') as policy:
-            policy.write('"context_is_admin": "@"\n')
-        # Glance looks for its paste file next to its config; the package ships one.
-        shutil.copy(os.path.join(self.venv, 'etc', 'glance', 'glance-api-paste.ini'),
-                    self.conf_dir)
+            policy.write('{}\n')
+        # Glance looks for its paste file next to its config.
+        with open(os.path.join(self.conf_dir, 'glance-api-paste.ini'), 'w') as paste:
+            paste.write(_PASTE)
+        shutil.copy(glance_noauth.__file__, os.path.join(self.conf_dir, 'glance_noauth.py'))
+
+    def _authtoken_lines(self) -> list[str]:
+        if not self.authtoken:
+            return []
+        return ['[keystone_authtoken]', *('%s = %s' % item for item in self.authtoken.items())]
 
     def _bin(self, name: str) -> str:
         path = os.path.join(self.venv, 'bin', name)
@@ -107,7 +185,8 @@ class GlanceProcess:
         log = open(os.path.join(self.state_dir, 'gunicorn.log'), 'ab')
         self.process = subprocess.Popen(
             [self._bin('gunicorn'), '--no-control-socket', '-b', '127.0.0.1:%d' % self.port,
-             '-w', '1', '--threads', '4', '--timeout', '120', 'glance.wsgi.api:application'],
+             '-w', '1', '--threads', '4', '--timeout', '120', '--pythonpath', self.conf_dir,
+             'glance.wsgi.api:application'],
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=_terminate_with_parent)
         log.close()
@@ -135,22 +214,29 @@ class GlanceProcess:
         raise RuntimeError('Glance did not answer on %s within %ss' % (self.url, timeout))
 
     def create_image(self, name: str, data: bytes, disk_format: str = 'raw',
-                     container_format: str = 'bare', visibility: str = 'public') -> str:
-        """Register and upload an image; return its id (an existing one of that name is
-        reused)."""
-        found = requests.get(self.url + '/v2/images', params={'name': name}, timeout=30)
+                     container_format: str = 'bare', visibility: str = 'public',
+                     token: str = ADMIN_TOKEN) -> str:
+        """Register and upload an image as the administrator; return its id (an existing
+        one of that name is reused).
+
+        :param token: the administrator's: ``admin:admin`` keystone-less, else a Keystone
+            token of an admin
+        """
+        auth = {'X-Auth-Token': token}
+        found = requests.get(self.url + '/v2/images', params={'name': name}, timeout=30,
+                             headers=auth)
         found.raise_for_status()
         for image in found.json()['images']:
             if image['status'] == 'active':
                 return image['id']
-        resp = requests.post(self.url + '/v2/images', timeout=30, json={
+        resp = requests.post(self.url + '/v2/images', timeout=30, headers=auth, json={
             'name': name, 'disk_format': disk_format, 'container_format': container_format,
             'visibility': visibility})
         resp.raise_for_status()
         image_id = resp.json()['id']
         upload = requests.put(self.url + '/v2/images/%s/file' % image_id, data=data,
                               timeout=60,
-                              headers={'Content-Type': 'application/octet-stream'})
+                              headers={**auth, 'Content-Type': 'application/octet-stream'})
         upload.raise_for_status()
         return image_id
 

@@ -186,7 +186,9 @@ class Stack:
             self.neutron.start_background()
         # Glance's schema sync takes seconds: it runs while Placement starts. The process
         # is forked from this thread (it is told to stop when its forking thread ends).
-        self.glance = glance_process.GlanceProcess(os.path.join(self.state_dir, 'glance'))
+        self.glance = glance_process.GlanceProcess(
+            os.path.join(self.state_dir, 'glance'),
+            authtoken=self.keystone.authtoken_conf('nova') if self.keystone else None)
         self.glance.launch()
         self._record_pid('glance', self.glance.process.pid)
         self._glance_thread = threading.Thread(target=self._start_glance, daemon=True)
@@ -307,8 +309,11 @@ class Stack:
         if self.neutron is not None:
             base = config.merge(base, self.neutron.daemon_conf())
         if self.keystone is not None:
+            # [glance]: the service user for calls on behalf of no user (user calls carry
+            # the user's token).
             base = config.merge(base, {'api': {'auth_strategy': 'keystone'},
-                                       'keystone_authtoken': self.keystone.authtoken_conf()})
+                                       'keystone_authtoken': self.keystone.authtoken_conf(),
+                                       'glance': self.keystone.password_conf('nova')})
         for name in ('api', *CONTROLLER_DAEMONS):
             self._write_daemon_conf(name, base)
         for name in self._compute_names():
@@ -414,7 +419,13 @@ class Stack:
     def _start_glance(self) -> None:
         try:
             url = self.glance.wait_ready()
-            self.image_id = self.glance.create_image(IMAGE_NAME, IMAGE_DATA)
+            token = glance_process.ADMIN_TOKEN
+            if self.keystone is not None:
+                # Glance asks Keystone who the uploader is: once the admin can log in.
+                if not self._identities.wait(180):
+                    raise RuntimeError('Keystone had no identities after 180 s')
+                token = self.keystone.token('admin')
+            self.image_id = self.glance.create_image(IMAGE_NAME, IMAGE_DATA, token=token)
             self.glance_url = url
         except Exception as exc:  # reported by _up, which waits for this thread
             with open(self._glance_log(), 'a') as log:

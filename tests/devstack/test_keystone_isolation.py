@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.devstack import clients
+from tests.devstack import clients, test_image_isolation
 
 STACK = {'auth': 'keystone'}
 NOWHERE = str(uuid.uuid4())
@@ -139,3 +139,16 @@ def test_group_hint_of_another_project_is_an_unknown_group(stack, owned):
     assert refused.status_code == unknown.status_code == 400, refused.text
     group = _ok(rest(stack, 'alice', 'GET', '/os-server-groups/%s' % owned['group']))
     assert group['server_group']['members'] == []
+
+
+def test_another_project_s_private_snapshot_is_unknown(stack, owned):
+    """alice's snapshot: bob (beta) gets 404 through the images proxy and from Glance,
+    400 on boot; alice, her reader rita and the admin see it; alice boots from it (Glance now checks
+    every caller's own token, also the compute's download with alice's)."""
+    test_image_isolation.check_private_snapshot(stack, stack.keystone.token,
+                                                owned['server'], owned['public_flavor'],
+                                                readers=('rita',))
+
+
+def test_admin_deletes_another_project_s_private_image(stack):
+    test_image_isolation.check_admin_deletes_private_image(stack, stack.keystone.token)
