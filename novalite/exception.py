@@ -266,6 +266,12 @@ class PlacementAPIConnectFailure(ResourceProviderError):
     safe = True
 
 
+class PlacementAPIServerError(ResourceProviderError):
+    """Placement answered 5xx: down behind its proxy, or failing for now."""
+
+    msg_fmt = 'Placement call failed: %(reason)s'
+
+
 class AllocationUpdateFailed(ResourceProviderError):
     msg_fmt = 'Failed to update allocations for consumer %(consumer_uuid)s. ' \
               'Error: %(error)s'

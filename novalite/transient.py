@@ -32,8 +32,9 @@ PAUSE_STEP = 1.0
 TRANSIENT: tuple[type[BaseException], ...] = (
     messaging.MessagingTimeout,
     messaging.MessageDeliveryFailure,
-    # Placement unreachable, or an answer other than done or not found (a 5xx).
-    exception.ResourceProviderError,
+    # Placement unreachable, or answering 5xx (a 4xx is an answer: not retried).
+    exception.PlacementAPIConnectFailure,
+    exception.PlacementAPIServerError,
     # A process that reaches the database itself.
     db_exc.DBConnectionError,
     db_exc.DBDeadlock,
@@ -45,7 +46,7 @@ TRANSIENT: tuple[type[BaseException], ...] = (
 _REMOTE_UNAVAILABLE = frozenset({
     'DBConnectionError', 'DBDeadlock', 'DBError', 'OperationalError', 'TimeoutError',
     'DisconnectionError', 'InterfaceError', 'MessagingTimeout',
-    'PlacementAPIConnectFailure'})
+    'PlacementAPIConnectFailure', 'PlacementAPIServerError'})
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -10,6 +10,7 @@ actions (reboot, stop, start) check the state, record an action and cast to the 
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +19,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils, uuidutils
 
 from novalite import context as nl_context
-from novalite import exception, objects, quota, utils
+from novalite import exception, objects, quota, transient, utils
 from novalite.compute import (
     disk_config,
     instance_actions,
@@ -43,6 +44,10 @@ from novalite.scheduler.client import report
 from novalite.servicegroup import api as servicegroup_api
 
 LOG = logging.getLogger(__name__)
+
+# A local delete (no compute host takes it) tries Placement this many more times, a
+# second apart and then two, before it answers 503: the client is waiting.
+LOCAL_DELETE_RETRIES = 2
 
 MULTI_NAME_TEMPLATE = '%(name)s-%(count)d'
 
@@ -550,7 +555,12 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             mapping.save()
         except exception.InstanceMappingNotFound:
             pass
-        self.reportclient.delete_allocation_for_instance(context, instance.uuid)
+        try:
+            # No conductor took it, so nothing was claimed: this only tidies after a
+            # build request written before conductors took them.
+            self.reportclient.delete_allocation_for_instance(context, instance.uuid)
+        except exception.ResourceProviderError as exc:
+            LOG.warning('Could not check %s for allocations: %s', instance.uuid, exc)
         return True
 
     def _local_delete(self, context: Any, instance: Any) -> None:
@@ -559,11 +569,18 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         LOG.info('Deleting instance %s locally (host %s)', instance.uuid,
                  instance.host or 'none')
         try:
-            # Placement must not keep the resources of a host that will never free them.
-            self.reportclient.delete_allocation_for_instance(context, instance.uuid)
-        except exception.PlacementAPIConnectFailure:
-            LOG.warning('Placement unreachable while deleting %s; its allocations, if '
-                        'any, are left for the heal task', instance.uuid)
+            # Placement must not keep the resources of a host that will never free them,
+            # and a server that answers 404 must hold none: no Placement, no delete.
+            transient.call('Freeing the allocations of %s' % instance.uuid,
+                           functools.partial(self.reportclient.delete_allocation_for_instance,
+                                             context, instance.uuid),
+                           max_retries=LOCAL_DELETE_RETRIES)
+        except exception.ResourceProviderError as exc:
+            LOG.warning('Placement unreachable while deleting %s: %s', instance.uuid, exc)
+            raise exception.ServiceUnavailable(message=(
+                'The server %s cannot be deleted now: its resources could not be freed '
+                'in Placement (%s). Try again later.' % (instance.uuid,
+                                                         exc.format_message()))) from exc
         instance.terminated_at = timeutils.utcnow(with_timezone=True)
         instance.save()
         instance.destroy()

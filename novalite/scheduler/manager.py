@@ -7,7 +7,7 @@ from typing import Any
 import oslo_messaging as messaging
 from oslo_log import log as logging
 
-from novalite import exception, manager, objects
+from novalite import exception, manager, objects, transient
 from novalite import utils as nl_utils
 from novalite.conf import CONF
 from novalite.scheduler import filters, host_manager, request_filter, utils
@@ -46,11 +46,19 @@ class SchedulerManager(manager.Manager):
         nl_utils.hop('scheduler.received', instance_uuids or [])
         request = utils.resources_from_request_spec(spec_obj)
         request_filter.process_reqspec(context, spec_obj, request)
-        alloc_reqs, summaries, version = self.reportclient.get_allocation_candidates(
-            context, request.resources, limit=self._placement_limit(spec_obj),
-            required_traits=sorted(request.required_traits),
-            forbidden_traits=sorted(request.forbidden_traits),
-            member_of=request.member_of or None)
+        try:
+            alloc_reqs, summaries, version = self.reportclient.get_allocation_candidates(
+                context, request.resources, limit=self._placement_limit(spec_obj),
+                required_traits=sorted(request.required_traits),
+                forbidden_traits=sorted(request.forbidden_traits),
+                member_of=request.member_of or None)
+        except exception.ResourceProviderError as exc:
+            if transient.is_transient(exc):
+                raise
+            # Placement refused the question (a trait it does not know, say): no host
+            # can answer it, as Nova's scheduler concludes.
+            raise exception.NoValidHost(reason='Placement refused the request for '
+                                               'allocation candidates: %s' % exc) from exc
         if not alloc_reqs:
             providers = self.reportclient.get_provider_usages_and_inventories(
                 context, with_traits=bool(request.required_traits or request.forbidden_traits))

@@ -94,3 +94,41 @@ def test_a_build_a_restart_interrupted_is_scheduled_again(stack, flavor):
     assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
     stack.wait_for_deleted(server_id)
     assert stack.placement_get('/allocations/%s' % server_id)['allocations'] == {}
+
+
+def test_a_local_delete_placement_refuses_answers_503_and_keeps_the_server(
+        stack, monkeypatch):
+    """A server no compute host holds (here: buried in cell0, no room) is deleted by the
+    API itself; with Placement unreachable it was deleted anyway, its allocation, had it
+    one, left behind a 404. Now the delete is refused with 503 and nothing changes."""
+    monkeypatch.setattr(transient, 'PAUSE_STEP', 0)
+    resp = stack.request('POST', '/flavors', json={'flavor': {
+        'name': 'm1.nowhere', 'ram': 128, 'vcpus': 1, 'disk': 1}})
+    flavor_id = resp.json()['flavor']['id']
+    assert stack.request('POST', '/flavors/%s/os-extra_specs' % flavor_id, json={
+        'extra_specs': {'trait:CUSTOM_NOWHERE': 'required'}}).status_code == 200
+    resp = stack.request('POST', '/servers', json={'server': {
+        'name': 'no-room', 'imageRef': stack.image['id'], 'flavorRef': flavor_id,
+        'networks': 'none'}}, version=VERSION)
+    server_id = resp.json()['server']['id']
+    server = stack.wait_for_status(server_id, ('ERROR',), version=VERSION)
+    # A trait Placement does not know is no host's, not a scheduler failure to retry.
+    assert 'Placement refused the request for allocation candidates' in \
+        server['fault']['message'], server['fault']
+
+    from novalite.scheduler.client import report
+
+    def unreachable(self, context, consumer_uuid):
+        raise exception.PlacementAPIConnectFailure(reason='connection refused')
+    with monkeypatch.context() as patch:
+        patch.setattr(report.SchedulerReportClient, 'delete_allocation_for_instance',
+                      unreachable)
+        resp = stack.request('DELETE', '/servers/%s' % server_id)
+    assert resp.status_code == 503, resp.text
+    (fault,) = resp.json().values()
+    assert fault['code'] == 503 and 'Placement' in fault['message']
+    assert stack.request('GET', '/servers/%s' % server_id).status_code == 200
+
+    assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
+    stack.wait_for_deleted(server_id)
+    stack.request('DELETE', '/flavors/%s' % flavor_id)

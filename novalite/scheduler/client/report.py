@@ -131,7 +131,9 @@ class SchedulerReportClient:
                        % (self._endpoint(), cause)) from exc
 
     def _unexpected(self, method: str, url: str, resp: Any) -> exception.ResourceProviderError:
-        return exception.ResourceProviderError(
+        error = exception.PlacementAPIServerError if resp.status_code >= 500 else \
+            exception.ResourceProviderError
+        return error(
             reason='%s %s returned %s: %s' % (method, url, resp.status_code, _excerpt(resp)))
 
     def _get(self, url: str, context: Any) -> dict:

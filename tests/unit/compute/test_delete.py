@@ -32,7 +32,7 @@ def _unreachable():
 def test_a_placement_failure_during_delete_is_retried_then_the_delete_finishes(host):
     mgr, cctxt = host
     instance = hostdoubles.instance_on_host(mgr, cctxt, task_state='deleting')
-    mgr.reportclient.failures = [_unreachable(), exception.ResourceProviderError(
+    mgr.reportclient.failures = [_unreachable(), exception.PlacementAPIServerError(
         reason='DELETE /allocations returned 503')]
     delete.terminate_or_leave_pending(mgr, cctxt, instance)
     assert mgr.reportclient.deletes == 3
