@@ -69,10 +69,14 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
         if isinstance(error, exception.NovaliteException):
             message = error.format_message()
         else:
-            message = '%s: %s' % (type(error).__name__, error) if str(error) else \
-                type(error).__name__
+            # Its text may be anything (a database error's SQL): every user sees the
+            # message, so only the class is named, as Nova does; the traceback below
+            # holds the text, for administrators.
+            message = type(error).__name__
         details = ''
-        if with_traceback and error.__traceback__ is not None:
+        # A traceback only for a 500, which only administrators see: a 4xx fault (a
+        # quota, a conflict) is shown to the server's owner, details included.
+        if with_traceback and error.__traceback__ is not None and code == 500:
             details = ''.join(traceback.format_exception(type(error), error,
                                                          error.__traceback__))
         elif message:
