@@ -89,6 +89,14 @@ def _status(stack, uuid):
     return stack.request('GET', '/servers/%s' % uuid).json()['server']['status']
 
 
+def _assert_error_without_allocation(stack, uuid, fault_text):
+    server = stack.request('GET', '/servers/%s' % uuid).json()['server']
+    assert server['status'] == 'ERROR'
+    assert fault_text in server['fault']['message']
+    assert _allocations(stack, uuid) == {}
+    _delete(stack, uuid)
+
+
 def _delete(stack, uuid):
     assert stack.request('DELETE', '/servers/%s' % uuid).status_code == 204
     stack.wait_for_deleted(uuid)
@@ -123,11 +131,7 @@ def test_build_lost_max_attempts_times_goes_to_error_without_allocation(stack):
                 nl_context.get_admin_context(), build.Dependencies()) == 0
     finally:
         CONF.clear_override('max_attempts', group='scheduler')
-    server = stack.request('GET', '/servers/%s' % instance.uuid).json()['server']
-    assert server['status'] == 'ERROR'
-    assert 'The build was lost 1 times' in server['fault']['message']
-    assert _allocations(stack, instance.uuid) == {}
-    _delete(stack, instance.uuid)
+    _assert_error_without_allocation(stack, instance.uuid, 'The build was lost 1 times')
 
 
 def test_conductor_died_after_scheduling_frees_the_claim_and_builds_again(stack):
@@ -222,11 +226,7 @@ def test_scheduler_down_past_the_deadline_ends_in_error(stack):
                                     name='lost7')
     finally:
         CONF.clear_override('build_retry_timeout', group='conductor')
-    server = stack.request('GET', '/servers/%s' % instance.uuid).json()['server']
-    assert server['status'] == 'ERROR'
-    assert 'did not answer' in server['fault']['message']
-    assert _allocations(stack, instance.uuid) == {}
-    _delete(stack, instance.uuid)
+    _assert_error_without_allocation(stack, instance.uuid, 'did not answer')
 
 
 def test_instance_no_compute_claimed_is_scheduled_again(stack):
@@ -258,8 +258,4 @@ def test_instance_never_claimed_max_attempts_times_goes_to_error(stack):
                 nl_context.get_admin_context(), task_manager.deps) == 0
     finally:
         CONF.clear_override('max_attempts', group='scheduler')
-    server = stack.request('GET', '/servers/%s' % instance.uuid).json()['server']
-    assert server['status'] == 'ERROR'
-    assert 'no compute host took the build' in server['fault']['message']
-    assert _allocations(stack, instance.uuid) == {}
-    _delete(stack, instance.uuid)
+    _assert_error_without_allocation(stack, instance.uuid, 'no compute host took the build')

@@ -7,8 +7,8 @@ import oslo_messaging as messaging
 import pytest
 
 from novalite import context as nl_context
-from novalite import objects, transient
-from novalite.compute import build, delete
+from novalite import objects
+from novalite.compute import build
 from tests.unit.compute import hostdoubles
 from tests.unit.compute.hostdoubles import HOST, FlakyReportClient, Manager, RecordingTaskAPI
 
@@ -25,10 +25,7 @@ class RecordingNetworkAPI:
         self.preserved.append(list(preserve))
 
 
-@pytest.fixture(autouse=True)
-def _no_pause(monkeypatch):
-    monkeypatch.setattr(transient, 'PAUSE_STEP', 0)
-    monkeypatch.setattr(delete, 'RETRY_MAX_DELAY', 0)
+pytestmark = pytest.mark.usefixtures('no_pause')
 
 
 @pytest.fixture

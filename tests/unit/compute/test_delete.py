@@ -7,16 +7,12 @@ import oslo_messaging as messaging
 import pytest
 
 from novalite import context as nl_context
-from novalite import exception, transient
+from novalite import exception
 from novalite.compute import delete
 from tests.unit.compute import hostdoubles
 from tests.unit.compute.hostdoubles import FlakyReportClient, Manager
 
-
-@pytest.fixture(autouse=True)
-def _no_pause(monkeypatch):
-    monkeypatch.setattr(transient, 'PAUSE_STEP', 0)
-    monkeypatch.setattr(delete, 'RETRY_MAX_DELAY', 0)
+pytestmark = pytest.mark.usefixtures('no_pause')
 
 
 @pytest.fixture
