@@ -266,6 +266,13 @@ class PlacementAPIConnectFailure(ResourceProviderError):
     safe = True
 
 
+class CellUnavailable(NovaliteException):
+    """A cell's database did not answer: an outage, not an answer about hosts."""
+
+    msg_fmt = 'The database of cell %(cell_uuid)s did not answer: %(reason)s'
+    code = 503
+
+
 class PlacementAPIServerError(ResourceProviderError):
     """Placement answered 5xx: down behind its proxy, or failing for now."""
 

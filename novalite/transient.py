@@ -35,6 +35,7 @@ TRANSIENT: tuple[type[BaseException], ...] = (
     # Placement unreachable, or answering 5xx (a 4xx is an answer: not retried).
     exception.PlacementAPIConnectFailure,
     exception.PlacementAPIServerError,
+    exception.CellUnavailable,
     # A process that reaches the database itself.
     db_exc.DBConnectionError,
     db_exc.DBDeadlock,
@@ -46,7 +47,7 @@ TRANSIENT: tuple[type[BaseException], ...] = (
 _REMOTE_UNAVAILABLE = frozenset({
     'DBConnectionError', 'DBDeadlock', 'DBError', 'OperationalError', 'TimeoutError',
     'DisconnectionError', 'InterfaceError', 'MessagingTimeout',
-    'PlacementAPIConnectFailure', 'PlacementAPIServerError'})
+    'PlacementAPIConnectFailure', 'PlacementAPIServerError', 'CellUnavailable'})
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -60,6 +60,18 @@ class _Deleted(Exception):
     """The instance was deleted while it was being built."""
 
 
+class _TakenOver(Exception):
+    """Another build of the instance owns it now (the conductor re-drove a build it
+    thought lost): this one leaves without touching what that build holds."""
+
+
+def _lost_the_instance(exc: Exception) -> Exception:
+    """What a save or claim refused because the instance changed meanwhile means."""
+    if isinstance(exc, exception.InstanceNotFound) or 'deleting' in str(exc):
+        return _Deleted()
+    return _TakenOver()
+
+
 def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
     # The conductor started BUILD_EVENT when it handed the build to this host (one round
     # trip less per build); the save that makes the instance ACTIVE finishes it (another).
@@ -70,6 +82,17 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
     except _Deleted:
         LOG.info('Instance %s was deleted during its build; cleaning up', instance.uuid)
         cleanup(mgr, context, instance, req.node)
+        return
+    except _TakenOver:
+        # The allocation, ports and record are the other build's now: only what this
+        # host made goes (ports it made are the port audit's).
+        LOG.warning('Another build of %s took it over; leaving it to that build',
+                    instance.uuid)
+        try:
+            mgr.driver.destroy(context, instance, network_info=[])
+        except Exception:
+            LOG.exception('Could not destroy the guest of %s', instance.uuid)
+        mgr.rt.abort_instance_claim(context, instance, req.node)
         return
     except Exception as exc:
         _finish_build_event(mgr, context, instance, exc)
@@ -106,9 +129,7 @@ def _save(instance: Any, expected_task_state: Any, finish_event: str | None = No
     try:
         instance.save(expected_task_state=expected_task_state, finish_event=finish_event)
     except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as exc:
-        if isinstance(exc, exception.InstanceNotFound) or 'deleting' in str(exc):
-            raise _Deleted() from exc
-        raise
+        raise _lost_the_instance(exc) from exc
 
 
 def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
@@ -130,9 +151,7 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
         mgr.rt.instance_claim(context, instance, req.node,
                               expected_task_state=task_states.SCHEDULING)
     except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as exc:
-        if isinstance(exc, exception.InstanceNotFound) or 'deleting' in str(exc):
-            raise _Deleted() from exc
-        raise
+        raise _lost_the_instance(exc) from exc
     utils.hop('compute.claimed', instance.uuid)
     # The ports are made while the guest is prepared (the Placement read, the image in
     # spawn); the driver waits for them when it needs them, the build before ACTIVE.

@@ -13,7 +13,7 @@ from oslo_serialization import jsonutils
 from sqlalchemy import bindparam, case, func, select
 
 from novalite import context as nl_context
-from novalite import objects
+from novalite import exception, objects
 from novalite.compute import vm_states
 from novalite.conf import CONF
 from novalite.db import engine
@@ -319,9 +319,11 @@ class HostManager:
                                                   CELL_TIMEOUT, _cell_hosts, uuids,
                                                   with_uuids)
         states = []
+        failed: dict[str, object] = {}
         for cell_uuid, result in results.items():
             if result is nl_context.did_not_respond_sentinel or isinstance(result, Exception):
                 LOG.warning('Cell %s is skipped for scheduling: %s', cell_uuid, result)
+                failed[cell_uuid] = result
                 continue
             nodes, services, instances = result
             for node in nodes:
@@ -335,6 +337,13 @@ class HostManager:
                     state.update_from_instance_counts(*instances.get(node.host, (0, 0)))
                 state.service = services.get(node.host)
                 states.append(state)
+        if failed and not states:
+            # No cell answered: that is an outage to wait out, not "no host fits".
+            cell_uuid, result = next(iter(failed.items()))
+            raise exception.CellUnavailable(
+                cell_uuid=cell_uuid, reason='no answer within %d seconds' % CELL_TIMEOUT
+                if result is nl_context.did_not_respond_sentinel else
+                '%s: %s' % (type(result).__name__, result))
         aggregates = self._aggregates_by_host(context, [s.host for s in states])
         for state in states:
             state.update_from_aggregates(aggregates[state.host])

@@ -61,12 +61,16 @@ class DyingScheduler:
 
 @contextlib.contextmanager
 def lost_after(seconds: int) -> Iterator[None]:
+    """Builds waiting longer than ``seconds`` count as lost (an unclaimed instance's
+    wait for a conductor retrying its claim, ``build_retry_timeout``, is none here)."""
     CONF.set_override('build_request_timeout', seconds, group='conductor')
+    CONF.set_override('build_retry_timeout', 0, group='conductor')
     try:
         time.sleep(seconds + 0.2)
         yield
     finally:
         CONF.clear_override('build_request_timeout', group='conductor')
+        CONF.clear_override('build_retry_timeout', group='conductor')
 
 
 def _flavor(name):
@@ -259,3 +263,24 @@ def test_instance_never_claimed_max_attempts_times_goes_to_error(stack):
     finally:
         CONF.clear_override('max_attempts', group='scheduler')
     _assert_error_without_allocation(stack, instance.uuid, 'no compute host took the build')
+
+
+def test_a_build_just_redriven_is_not_driven_twice(stack):
+    """The lost-build check re-drove a build request, whose instance then waits for its
+    host; in the same run, its check of unclaimed instances took the API's create time
+    for that instance's age and re-drove it again: two hosts built it, and the loser's
+    cleanup freed the winner's allocation."""
+    api = compute_api.API(compute_task_api=LostCast())
+    (instance,), _ = api.create(_user_context(), _flavor('m1.lost9'), stack.image['id'],
+                                name='lost9')
+    with lost_after(1):
+        admin = nl_context.get_admin_context()
+        assert lost_builds.redrive_lost_build_requests(
+            admin, build.Dependencies(_compute=LostCast())) == 1
+        assert lost_builds.redrive_unclaimed_instances(admin, build.Dependencies()) == 0
+    with lost_after(1):
+        assert lost_builds.redrive_unclaimed_instances(admin, build.Dependencies()) == 1
+    server = stack.wait_for_status(instance.uuid, ('ACTIVE', 'ERROR'))
+    assert server['status'] == 'ACTIVE', server.get('fault')
+    assert len(_allocations(stack, instance.uuid)) == 1
+    _delete(stack, instance.uuid)

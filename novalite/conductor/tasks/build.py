@@ -14,6 +14,7 @@ from typing import Any
 import oslo_messaging as messaging
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
+from oslo_utils import timeutils
 
 from novalite import context as nl_context
 from novalite import exception, objects, quota, transient, utils
@@ -289,6 +290,9 @@ def _create_instance(cctxt: Any, instance: Any, selection: Any) -> Any:
         LOG.info('Instance %s was created in its cell by an earlier attempt of its '
                  'build; adopting it', instance.uuid)
         return existing
+    # The row is written now: the lost-build check measures how long it has waited for
+    # a host from here, not from the API's create.
+    instance.updated_at = timeutils.utcnow(with_timezone=True)
     with engine.cell_transaction(cctxt):
         instance.create()
         # The scheduling is done: its event starts and ends here (a failure later, the

@@ -9,8 +9,10 @@ Two places can then hold a server forever in BUILD, and this task finds both:
   conductor was only slow, lets go when it sees that), the allocation the dead
   attempt's scheduling may have claimed is freed, and it is scheduled again here;
 - an instance a conductor created in a cell but no compute host ever claimed (the cast
-  to the compute was lost, or the conductor died before it): it is scheduled again
-  through the reschedule path, which frees what the lost build held.
+  to the compute was lost, or the conductor died before it) that long after the
+  instance was last written, plus ``build_retry_timeout`` (a conductor rescheduling it
+  may retry its claim that long): it is scheduled again through the reschedule path,
+  which frees what the lost build held.
 
 A server is built at most ``[scheduler] max_attempts`` times in all; a build lost more
 often than that ends in ERROR with a fault that says so. A build request whose user
@@ -36,12 +38,13 @@ LOG = logging.getLogger(__name__)
 REDRIVES_KEY = 'build_redrives'
 
 
-def _too_old(when: datetime.datetime | None, now: datetime.datetime) -> bool:
+def _too_old(when: datetime.datetime | None, now: datetime.datetime,
+             also_allow: int = 0) -> bool:
     if when is None:
         return False
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
-    return (now - when).total_seconds() > CONF.conductor.build_request_timeout
+    return (now - when).total_seconds() > CONF.conductor.build_request_timeout + also_allow
 
 
 def _owner_context(context: RequestContext, project_id: str | None,
@@ -115,7 +118,10 @@ def redrive_unclaimed_instances(context: RequestContext, deps: build.Dependencie
             stuck = objects.InstanceList.get_by_filters(
                 cctxt, {'vm_state': vm_states.BUILDING, 'host': None})
             for instance in stuck:
-                if not _too_old(instance.updated_at or instance.created_at, now):
+                # A conductor rescheduling it may retry a claim for build_retry_timeout
+                # before it writes the instance again: that is no lost build.
+                if not _too_old(instance.updated_at or instance.created_at, now,
+                                also_allow=CONF.conductor.build_retry_timeout):
                     continue
                 try:
                     if _redrive_instance(deps, cctxt, cell, instance):

@@ -200,6 +200,8 @@ class SchedulerReportClient:
                 LOG.info('Placement refused the claim of consumer %s: %s',
                          consumer_uuid, _excerpt(resp))
                 return False
+            if resp.status_code >= 500:
+                raise self._unexpected('PUT', url, resp)  # an outage, not a refusal
             raise exception.AllocationUpdateFailed(consumer_uuid=consumer_uuid,
                                                    error='%s %s' % (resp.status_code,
                                                                     _excerpt(resp)))
@@ -446,6 +448,8 @@ class SchedulerReportClient:
                 return True
             if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
                 continue
+            if resp.status_code >= 500:
+                raise self._unexpected('PUT', '/allocations/%s' % consumer_uuid, resp)
             raise exception.AllocationUpdateFailed(
                 consumer_uuid=consumer_uuid, error='%s %s' % (resp.status_code,
                                                                _excerpt(resp)))

@@ -141,3 +141,23 @@ def test_a_failed_build_is_rescheduled_through_a_database_blip(host, monkeypatch
     build._reschedule(mgr, cctxt, instance, req, RuntimeError('spawn failed'))
     assert len(mgr.compute_task_api.builds) == 1
     assert hostdoubles.stored(cctxt, instance.uuid).task_state == 'scheduling'
+
+
+def test_a_build_another_build_took_over_leaves_its_allocation_alone(host):
+    """The conductor re-drove a build it thought lost and the other host finished it
+    first: this host's claim finds the instance no longer waiting for a host. Its
+    cleanup freed the allocation the other build held (an ACTIVE server with none)."""
+    mgr, cctxt = host
+    instance = hostdoubles.instance_on_host(mgr, cctxt, vm_state='building',
+                                            task_state='scheduling')
+    winner = objects.Instance.get_by_uuid(cctxt, instance.uuid)
+    winner.vm_state, winner.task_state, winner.host = 'active', None, 'otherhost'
+    winner.save()
+    req = build.BuildRequestArgs(image=None, request_spec=None, filter_properties={},
+                                 admin_password=None, injected_files=[],
+                                 requested_networks=[], node=HOST, host_list=[])
+    build.build_and_run_instance(mgr, cctxt, instance, req)
+    assert hostdoubles.allocations(mgr, cctxt, instance.uuid)
+    assert mgr.compute_task_api.builds == []
+    kept = hostdoubles.stored(cctxt, instance.uuid)
+    assert (kept.vm_state, kept.host) == ('active', 'otherhost')

@@ -261,3 +261,22 @@ def test_instances_are_listed_when_a_filter_asks_which(cloud):
                                                     objects.RequestSpec(cloud.context))[0]
     assert (listed.num_instances, listed.num_io_ops) == (2, 1)
     assert (counted.num_instances, counted.num_io_ops) == (2, 1)
+
+
+def test_no_cell_answering_is_an_outage_not_no_valid_host(cloud, monkeypatch):
+    """With the cell database refusing connections, the scheduler said "Placement
+    offered 2 resource providers, but none is a compute node of an enabled cell": a
+    NoValidHost the conductor does not retry. It is an outage, retried until it ends."""
+    from oslo_db import exception as db_exc
+
+    from novalite import transient
+    from novalite.scheduler import host_manager as host_manager_module
+    host_manager = manager.SchedulerManager(reportclient=cloud.reportclient).host_manager
+    uuids = [cloud.add_host('h1'), cloud.add_host('h2')]
+
+    def refused(*args, **kwargs):
+        raise db_exc.DBConnectionError('Connection refused')
+    monkeypatch.setattr(host_manager_module, '_cell_hosts', refused)
+    with pytest.raises(exception.CellUnavailable) as caught:
+        host_manager.get_host_states_by_uuids(cloud.context, uuids, {})
+    assert transient.is_transient(caught.value)
