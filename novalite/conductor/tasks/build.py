@@ -408,6 +408,7 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
     retry = dict(filter_properties.get('retry') or {})
     failures = _failures(retry)
     remaining = list(host_list)
+    until = build_deadline()
     if retry.get('redrive') and not remaining and \
             retry.get('num_attempts', 1) < CONF.scheduler.max_attempts:
         # A build re-driven after its host restarted or its message was lost comes
@@ -426,11 +427,15 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
         alloc_req = jsonutils.loads(selection.allocation_request) \
             if selection.allocation_request else None
         try:
-            claimed = scheduled or (alloc_req is not None and deps.reportclient.claim_resources(
-                context, instance.uuid, alloc_req, instance.project_id, instance.user_id,
-                allocation_request_version=selection.allocation_request_version))
+            claimed = scheduled or (alloc_req is not None and transient.call(
+                'Claiming %s on %s' % (instance.uuid, selection.service_host),
+                functools.partial(
+                    deps.reportclient.claim_resources, context, instance.uuid, alloc_req,
+                    instance.project_id, instance.user_id,
+                    allocation_request_version=selection.allocation_request_version),
+                until))
             scheduled = False
-        except exception.PlacementAPIConnectFailure as exc:
+        except (exception.PlacementAPIConnectFailure, exception.PlacementAPIServerError) as exc:
             failures.append([selection.service_host, 'its resources could not be claimed: '
                              + exc.format_message()])
             break
