@@ -284,6 +284,11 @@ class AllocationUpdateFailed(ResourceProviderError):
               'Error: %(error)s'
 
 
+class AllocationConflict(AllocationUpdateFailed):
+    """Placement's generations kept changing under a claim (many claims at once on
+    the same providers, as after an outage): worth trying again in a moment."""
+
+
 class ResourceProviderInventoryUpdateFailed(ResourceProviderError):
     msg_fmt = 'Failed to update inventory of resource provider %(uuid)s: %(error)s'
 

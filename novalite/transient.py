@@ -36,6 +36,8 @@ TRANSIENT: tuple[type[BaseException], ...] = (
     exception.PlacementAPIConnectFailure,
     exception.PlacementAPIServerError,
     exception.CellUnavailable,
+    # Claims racing on the same providers: the generations settle in a moment.
+    exception.AllocationConflict,
     # A process that reaches the database itself.
     db_exc.DBConnectionError,
     db_exc.DBDeadlock,
@@ -47,7 +49,8 @@ TRANSIENT: tuple[type[BaseException], ...] = (
 _REMOTE_UNAVAILABLE = frozenset({
     'DBConnectionError', 'DBDeadlock', 'DBError', 'OperationalError', 'TimeoutError',
     'DisconnectionError', 'InterfaceError', 'MessagingTimeout',
-    'PlacementAPIConnectFailure', 'PlacementAPIServerError', 'CellUnavailable'})
+    'PlacementAPIConnectFailure', 'PlacementAPIServerError', 'CellUnavailable',
+    'AllocationConflict'})
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -205,7 +205,7 @@ class SchedulerReportClient:
             raise exception.AllocationUpdateFailed(consumer_uuid=consumer_uuid,
                                                    error='%s %s' % (resp.status_code,
                                                                     _excerpt(resp)))
-        raise exception.AllocationUpdateFailed(
+        raise exception.AllocationConflict(
             consumer_uuid=consumer_uuid,
             error='consumer generation kept changing in %d attempts' % GENERATION_RETRIES)
 
@@ -453,6 +453,6 @@ class SchedulerReportClient:
             raise exception.AllocationUpdateFailed(
                 consumer_uuid=consumer_uuid, error='%s %s' % (resp.status_code,
                                                                _excerpt(resp)))
-        raise exception.AllocationUpdateFailed(
+        raise exception.AllocationConflict(
             consumer_uuid=consumer_uuid,
             error='consumer generation kept changing in %d attempts' % GENERATION_RETRIES)

@@ -146,3 +146,41 @@ def test_unreachable_placement_says_where(reportclient, ctxt, placement):
 def test_unexpected_answer_is_a_resource_provider_error(reportclient, ctxt):
     with pytest.raises(exception.ResourceProviderError, match='returned 400'):
         reportclient.get_allocation_candidates(ctxt, {'NO_SUCH_CLASS': 1})
+
+
+class _Answer:
+    """A test double of a Placement response."""
+
+    def __init__(self, status_code, body):
+        self.status_code = status_code
+        self._body = body
+        self.text = str(body)
+
+    def json(self):
+        return self._body
+
+
+def test_placement_5xx_and_racing_claims_are_outages_4xx_answers(reportclient, ctxt,
+                                                                  monkeypatch):
+    """A claim Placement answered 500 (its database down) was an AllocationUpdateFailed
+    that ended the build; claims racing after an outage until the generations settle
+    too. Both are now errors the build retries; a 400 is still an answer."""
+    from novalite import transient
+    answers = {'PUT': _Answer(500, {'errors': [{'detail': 'db down'}]})}
+    monkeypatch.setattr(reportclient, '_request',
+                        lambda method, url, context, **kw: answers[method])
+    claim = {'allocations': {str(uuid.uuid4()): {'resources': {'VCPU': 1}}}}
+    with pytest.raises(exception.PlacementAPIServerError) as caught:
+        reportclient.claim_resources(ctxt, str(uuid.uuid4()), claim, 'p', 'u')
+    assert transient.is_transient(caught.value)
+
+    answers['PUT'] = _Answer(409, {'errors': [{'code': 'placement.concurrent_update'}]})
+    answers['GET'] = _Answer(200, {'allocations': {}, 'consumer_generation': 1})
+    with pytest.raises(exception.AllocationConflict) as caught:
+        reportclient.claim_resources(ctxt, str(uuid.uuid4()), claim, 'p', 'u')
+    assert transient.is_transient(caught.value)
+
+    answers['PUT'] = _Answer(400, {'errors': [{'detail': 'bad'}]})
+    with pytest.raises(exception.AllocationUpdateFailed) as caught:
+        reportclient.claim_resources(ctxt, str(uuid.uuid4()), claim, 'p', 'u')
+    assert not transient.is_transient(caught.value)
