@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import threading
 import urllib.parse
 from typing import Any
@@ -60,6 +61,10 @@ def _normalized(inventory: dict[str, dict]) -> dict[str, dict]:
         full['allocation_ratio'] = float(full['allocation_ratio'])
         result[rc] = full
     return result
+
+
+# Placement's words for a consumer generation conflict: "expected <stored> but got <sent>".
+_STORED_GENERATION = re.compile(r'consumer generation conflict - expected (\d+) but got None')
 
 
 def _error_code(resp: Any) -> str | None:
@@ -195,6 +200,11 @@ class SchedulerReportClient:
                           consumer_uuid, _excerpt(resp))
                 payload['consumer_generation'] = self._get_consumer(
                     context, consumer_uuid)[1]
+                if payload['consumer_generation'] is None:
+                    # A consumer Placement kept without allocations (a write its database
+                    # lost half-way) shows no generation; its refusal names it.
+                    stored = _STORED_GENERATION.search(resp.text or '')
+                    payload['consumer_generation'] = int(stored.group(1)) if stored else None
                 continue
             if resp.status_code == 409:
                 LOG.info('Placement refused the claim of consumer %s: %s',

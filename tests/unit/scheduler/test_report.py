@@ -184,3 +184,24 @@ def test_placement_5xx_and_racing_claims_are_outages_4xx_answers(reportclient, c
     with pytest.raises(exception.AllocationUpdateFailed) as caught:
         reportclient.claim_resources(ctxt, str(uuid.uuid4()), claim, 'p', 'u')
     assert not transient.is_transient(caught.value)
+
+
+def test_claim_for_a_consumer_placement_kept_without_allocations(reportclient, ctxt,
+                                                                 monkeypatch):
+    """Placement's database failed half-way through a claim and kept the consumer (at
+    generation 0) with no allocations: its GET shows no generation, so every retry sent
+    none and was refused "expected 0 but got None" until the build failed."""
+    sent = []
+    conflict = _Answer(409, {'errors': [{'code': 'placement.concurrent_update'}]})
+    conflict.text = ('{"errors": [{"detail": "consumer generation conflict - expected 0 '
+                     'but got None ", "code": "placement.concurrent_update"}]}')
+
+    def request(method, url, context, json=None, **kw):
+        if method == 'GET':
+            return _Answer(200, {'allocations': {}})
+        sent.append(json['consumer_generation'])
+        return conflict if json['consumer_generation'] is None else _Answer(204, {})
+    monkeypatch.setattr(reportclient, '_request', request)
+    claim = {'allocations': {str(uuid.uuid4()): {'resources': {'VCPU': 1}}}}
+    assert reportclient.claim_resources(ctxt, str(uuid.uuid4()), claim, 'p', 'u')
+    assert sent == [None, 0]
