@@ -19,6 +19,11 @@ AZ_KEY = 'availability_zone'
 @base.NovaliteObjectRegistry.register
 class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    uuid: str
+    name: str
+    hosts: list[str]
+    metadata: dict[str, str]
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -177,7 +182,7 @@ def _load(context: Any, session: Any, rows: list) -> list[Aggregate]:
 
 
 @base.NovaliteObjectRegistry.register
-class AggregateList(base.ObjectListBase, base.NovaliteObject):
+class AggregateList(base.ObjectListBase['Aggregate'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('Aggregate')}
 

@@ -6,15 +6,16 @@ import copy
 import datetime
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
+_VO = TypeVar('_VO', bound=ovo_base.VersionedObject)
+
 remotable = ovo_base.remotable
-remotable_classmethod = ovo_base.remotable_classmethod
 
 
 class NovaliteObjectRegistry(ovo_base.VersionedObjectRegistry):
@@ -130,6 +131,11 @@ class NovaliteObjectDictCompat(ovo_base.VersionedObjectDictCompat):
 class NovalitePersistentObject:
     """Timestamps and soft-delete fields that rows of the cell database carry."""
 
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
+    deleted_at: datetime.datetime | None
+    deleted: bool
+
     fields = {
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
@@ -162,14 +168,17 @@ class NovalitePersistentObject:
 class NovaliteTimestampObject:
     """Timestamps of rows in the API database."""
 
+    created_at: datetime.datetime | None
+    updated_at: datetime.datetime | None
+
     fields = {
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
     }
 
 
-class ObjectListBase(ovo_base.ObjectListBase):
-    pass
+class ObjectListBase(ovo_base.ObjectListBase[_VO]):
+    """A list of novalite objects of one class (``InstanceList``: ``Instance``)."""
 
 
 class NovaliteObjectSerializer(ovo_base.VersionedObjectSerializer):

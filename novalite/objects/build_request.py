@@ -9,7 +9,7 @@ import datetime
 import enum
 import functools
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_utils import timeutils, versionutils
 from oslo_versionedobjects import fields
@@ -53,6 +53,10 @@ class Ownership(enum.Enum):
     GONE = 'gone'
 
 
+if TYPE_CHECKING:
+    from novalite import objects
+
+
 @base.NovaliteObjectRegistry.register
 class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
     """A server not yet in a cell.
@@ -68,6 +72,15 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
     # 1.0: initial
     # 1.1: attempt, taken_at, delete_requested
     VERSION = '1.1'
+    id: int
+    instance_uuid: str
+    project_id: str
+    user_id: str | None
+    instance: objects.Instance
+    tags: list[str]
+    attempt: int
+    taken_at: datetime.datetime | None
+    delete_requested: bool
 
     fields = {
         'id': fields.IntegerField(),
@@ -220,7 +233,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class BuildRequestList(base.ObjectListBase, base.NovaliteObject):
+class BuildRequestList(base.ObjectListBase['BuildRequest'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('BuildRequest')}
 

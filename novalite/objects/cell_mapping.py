@@ -14,6 +14,12 @@ from novalite.objects import base
 @base.NovaliteObjectRegistry.register
 class CellMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    uuid: str
+    name: str | None
+    transport_url: str
+    database_connection: str
+    disabled: bool
     CELL0_UUID = CELL0_UUID
 
     fields = {
@@ -75,7 +81,7 @@ class CellMapping(base.NovaliteTimestampObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class CellMappingList(base.ObjectListBase, base.NovaliteObject):
+class CellMappingList(base.ObjectListBase['CellMapping'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('CellMapping')}
 

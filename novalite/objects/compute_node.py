@@ -4,6 +4,8 @@ Its uuid is also the uuid of the host's root resource provider in Placement.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
@@ -17,9 +19,39 @@ from novalite.objects import base
 _JSON_FIELDS = ('stats', 'supported_instances')
 
 
+if TYPE_CHECKING:
+    import netaddr
+
+
 @base.NovaliteObjectRegistry.register
 class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    uuid: str
+    service_id: int | None
+    host: str | None
+    vcpus: int
+    memory_mb: int
+    local_gb: int
+    vcpus_used: int
+    memory_mb_used: int
+    local_gb_used: int
+    hypervisor_type: str
+    hypervisor_version: int
+    hypervisor_hostname: str | None
+    cpu_info: str
+    free_ram_mb: int | None
+    free_disk_gb: int | None
+    current_workload: int | None
+    running_vms: int | None
+    disk_available_least: int | None
+    host_ip: netaddr.IPAddress | None
+    cpu_allocation_ratio: float | None
+    ram_allocation_ratio: float | None
+    disk_allocation_ratio: float | None
+    mapped: int
+    stats: dict[str, str | None] | None
+    supported_instances: list[list[str]] | None
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -62,7 +94,8 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
         obj.obj_reset_changes()
         return obj
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_host_and_nodename(cls, context, host: str, nodename: str) -> ComputeNode:
         with engine.cell_reader(context) as session:
             row = session.scalars(select(models.ComputeNode)
@@ -113,7 +146,7 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class ComputeNodeList(base.ObjectListBase, base.NovaliteObject):
+class ComputeNodeList(base.ObjectListBase['ComputeNode'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('ComputeNode')}
 
@@ -137,6 +170,7 @@ class ComputeNodeList(base.ObjectListBase, base.NovaliteObject):
         return cls._get(context, select(models.ComputeNode).where(
             models.ComputeNode.mapped < mapped_less_than, models.ComputeNode.deleted == 0))
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_all_by_host(cls, context, host: str) -> ComputeNodeList:
         return cls._get(context, select(models.ComputeNode).filter_by(host=host, deleted=0))

@@ -61,6 +61,21 @@ def _read_one(context: Any, column: str, value: Any) -> Flavor | None:
 @base.NovaliteObjectRegistry.register
 class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    name: str | None
+    memory_mb: int
+    vcpus: int
+    root_gb: int
+    ephemeral_gb: int
+    flavorid: str
+    swap: int
+    rxtx_factor: float | None
+    vcpu_weight: int | None
+    disabled: bool
+    is_public: bool
+    extra_specs: dict[str, str]
+    projects: list[str]
+    description: str | None
 
     fields = {
         'id': fields.IntegerField(),
@@ -204,7 +219,7 @@ class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class FlavorList(base.ObjectListBase, base.NovaliteObject):
+class FlavorList(base.ObjectListBase['Flavor'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('Flavor')}
 

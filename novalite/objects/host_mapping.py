@@ -1,6 +1,8 @@
 """HostMapping: which cell a compute host belongs to (API database)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from oslo_versionedobjects import fields
 
 from novalite import exception
@@ -10,10 +12,16 @@ from novalite.db.lazy import select
 from novalite.objects import base
 from novalite.objects.cell_mapping import CellMapping
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 
 @base.NovaliteObjectRegistry.register
 class HostMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    host: str
+    cell_mapping: objects.CellMapping
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -53,7 +61,7 @@ class HostMapping(base.NovaliteTimestampObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class HostMappingList(base.ObjectListBase, base.NovaliteObject):
+class HostMappingList(base.ObjectListBase['HostMapping'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('HostMapping')}
 

@@ -13,6 +13,19 @@ _INT_KEYS = ('min_ram', 'min_disk', 'size', 'virtual_size')
 @base.NovaliteObjectRegistry.register
 class ImageMeta(base.NovaliteObject):
     VERSION = '1.0'
+    id: str | None
+    name: str | None
+    status: str | None
+    visibility: str | None
+    owner: str | None
+    checksum: str | None
+    container_format: str | None
+    disk_format: str | None
+    min_ram: int
+    min_disk: int
+    size: int
+    virtual_size: int | None
+    properties: dict[str, str | None]
 
     fields = {
         'id': fields.UUIDField(nullable=True),

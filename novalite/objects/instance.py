@@ -13,7 +13,7 @@ import threading
 import types
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 from oslo_utils import timeutils, versionutils
@@ -227,12 +227,69 @@ def _latest_faults(context: Any, session: Any, uuids: list[str]) -> list:
         return list(InstanceFault.latest_for_instances(context, orm_session, uuids))
 
 
+if TYPE_CHECKING:
+    import netaddr
+
+    from novalite import objects
+
+
 @base.NovaliteObjectRegistry.register
 class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     # 1.0: initial
     # 1.1: save() takes finish_event
     # 1.2: info_cache
     VERSION = '1.2'
+    id: int
+    uuid: str
+    user_id: str | None
+    project_id: str | None
+    image_ref: str | None
+    kernel_id: str | None
+    ramdisk_id: str | None
+    hostname: str | None
+    launch_index: int | None
+    key_name: str | None
+    key_data: str | None
+    power_state: int | None
+    vm_state: str | None
+    task_state: str | None
+    memory_mb: int | None
+    vcpus: int | None
+    root_gb: int | None
+    ephemeral_gb: int | None
+    instance_type_id: int | None
+    user_data: str | None
+    reservation_id: str | None
+    launched_at: datetime.datetime | None
+    terminated_at: datetime.datetime | None
+    availability_zone: str | None
+    display_name: str | None
+    display_description: str | None
+    launched_on: str | None
+    locked: bool
+    locked_by: str | None
+    os_type: str | None
+    architecture: str | None
+    root_device_name: str | None
+    config_drive: str | None
+    access_ip_v4: netaddr.IPAddress | None
+    access_ip_v6: netaddr.IPAddress | None
+    auto_disk_config: bool
+    progress: int | None
+    shutdown_terminate: bool
+    disable_terminate: bool
+    host: str | None
+    node: str | None
+    compute_id: int | None
+    hidden: bool
+    flavor: objects.Flavor
+    old_flavor: objects.Flavor | None
+    new_flavor: objects.Flavor | None
+    metadata: dict[str, str]
+    system_metadata: dict[str, str | None]
+    tags: list[str]
+    fault: objects.InstanceFault | None
+    info_cache: objects.InstanceInfoCache
 
     fields = {
         'id': fields.IntegerField(),
@@ -359,7 +416,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                 extras[uuid]['fault'] = fault
         return extras
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_uuid(cls, context, uuid: str, expected_attrs: list | None = None) -> Instance:
         expected = tuple(expected_attrs or ())
         reads = _reads()
@@ -578,7 +636,7 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class InstanceList(base.ObjectListBase, base.NovaliteObject):
+class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('Instance')}
 
@@ -591,14 +649,16 @@ class InstanceList(base.ObjectListBase, base.NovaliteObject):
             Instance._from_db_object(context, r, extras.get(r.uuid), tuple(expected_attrs))
             for r in rows])
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_host(cls, context, host: str, expected_attrs: list | None = None) -> InstanceList:
         with engine.cell_reader(context) as session:
             rows = list(session.scalars(select(models.Instance)
                                         .filter_by(host=host, deleted=0)))
             return cls._from_rows(context, session, rows, expected_attrs or ())
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_active_by_window_joined(cls, context, begin: datetime.datetime | str,
                                     end: datetime.datetime | str | None = None,
                                     host: str | None = None,
@@ -622,7 +682,8 @@ class InstanceList(base.ObjectListBase, base.NovaliteObject):
             rows = list(session.scalars(query.order_by(table.id)))
             return cls._from_rows(context, session, rows, expected_attrs or ())
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_uuids(cls, context, uuids: list[str]) -> InstanceList:
         """The instances of this cell with these uuids, deleted ones included (what a
         compute host asks about allocations and guests it does not track)."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import traceback as tb
 import types
+from typing import TYPE_CHECKING
 
 from oslo_utils import timeutils
 from oslo_versionedobjects import fields
@@ -18,9 +19,22 @@ def _naive(value):
     return base.naive_utc(value) if value is not None else timeutils.utcnow()
 
 
+if TYPE_CHECKING:
+    import datetime
+
+
 @base.NovaliteObjectRegistry.register
 class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    action: str | None
+    instance_uuid: str | None
+    request_id: str | None
+    user_id: str | None
+    project_id: str | None
+    start_time: datetime.datetime | None
+    finish_time: datetime.datetime | None
+    message: str | None
 
     fields = {
         'id': fields.IntegerField(),
@@ -34,7 +48,8 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
         'message': fields.StringField(nullable=True),
     }
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def action_start(cls, context, instance_uuid: str, action_name: str,
                      want_result: bool = True) -> InstanceAction | None:
         now = timeutils.utcnow()
@@ -67,7 +82,8 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
                      'finish_time': now if result else None, 'result': result}
                     for name, host, result in events])
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_request_id(cls, context, instance_uuid: str, request_id: str) -> InstanceAction:
         with engine.cell_reader(context) as session:
             row = session.scalars(select(models.InstanceAction)
@@ -81,7 +97,7 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class InstanceActionList(base.ObjectListBase, base.NovaliteObject):
+class InstanceActionList(base.ObjectListBase['InstanceAction'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('InstanceAction')}
 
@@ -121,6 +137,15 @@ class InstanceActionList(base.ObjectListBase, base.NovaliteObject):
 @base.NovaliteObjectRegistry.register
 class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    event: str | None
+    action_id: int | None
+    start_time: datetime.datetime | None
+    finish_time: datetime.datetime | None
+    result: str | None
+    traceback: str | None
+    host: str | None
+    details: str | None
 
     fields = {
         'id': fields.IntegerField(),
@@ -147,7 +172,8 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
                                                    instance_uuid=instance_uuid)
         return action_id
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def event_start(cls, context, instance_uuid: str, event_name: str,
                     host: str | None = None) -> InstanceActionEvent:
         with engine.cell_writer(context) as session:
@@ -161,7 +187,8 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
             session.flush()
             return cls._from_db_object(context, row)
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def event_finish(cls, context, instance_uuid: str, event_name: str,
                      exc_val: str | None = None, exc_tb: str | None = None,
                      host: str | None = None) -> InstanceActionEvent:
@@ -203,7 +230,7 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class InstanceActionEventList(base.ObjectListBase, base.NovaliteObject):
+class InstanceActionEventList(base.ObjectListBase['InstanceActionEvent'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('InstanceActionEvent')}
 

@@ -16,6 +16,12 @@ from novalite.objects import base
 @base.NovaliteObjectRegistry.register
 class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    instance_uuid: str
+    code: int
+    message: str | None
+    details: str | None
+    host: str | None
 
     fields = {
         'id': fields.IntegerField(),
@@ -40,7 +46,8 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
                 seen.add(row.instance_uuid)
                 yield row.instance_uuid, cls._from_db_object(context, row)
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_latest_for_instance(cls, context, instance_uuid: str) -> InstanceFault | None:
         with engine.cell_reader(context) as session:
             for _uuid, fault in cls.latest_for_instances(context, session, [instance_uuid]):

@@ -29,6 +29,15 @@ _CELL_TIMEOUT = 60
 @base.NovaliteObjectRegistry.register
 class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    uuid: str
+    name: str | None
+    user_id: str | None
+    project_id: str | None
+    policy: str | None
+    rules: dict[str, int]
+    members: list[str]
+    hosts: list[str] | None
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -64,7 +73,8 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
             .order_by(models.InstanceGroupMember.id)))
         return cls._from_db_object(context, row, policy, members)
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_uuid(cls, context: Any, uuid: str) -> InstanceGroup:
         """The group ``uuid``, if ``context`` may see it (see ``_visible``).
 
@@ -77,7 +87,8 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
                 raise exception.InstanceGroupNotFound(group_uuid=uuid)
             return cls._load(context, session, row)
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_instance_uuid(cls, context: Any, instance_uuid: str) -> InstanceGroup:
         """The group ``instance_uuid`` is a member of, if ``context`` may see it."""
         with engine.api_reader() as session:
@@ -240,7 +251,7 @@ def _member_hosts(cctxt: Any, uuids: list[str]) -> set[str]:
 
 
 @base.NovaliteObjectRegistry.register
-class InstanceGroupList(base.ObjectListBase, base.NovaliteObject):
+class InstanceGroupList(base.ObjectListBase['InstanceGroup'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('InstanceGroup')}
 

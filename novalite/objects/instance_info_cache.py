@@ -59,6 +59,8 @@ def write(conn: Any, instance_uuid: str, network_info: model.NetworkInfo) -> Non
 @base.NovaliteObjectRegistry.register
 class InstanceInfoCache(base.NovaliteObject):
     VERSION = '1.0'
+    instance_uuid: str
+    network_info: model.NetworkInfo
 
     fields = {
         'instance_uuid': fields.UUIDField(),
@@ -73,7 +75,8 @@ class InstanceInfoCache(base.NovaliteObject):
         cache.obj_reset_changes()
         return cache
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_instance_uuid(cls, context: Any, instance_uuid: str) -> InstanceInfoCache:
         table = models.InstanceInfoCache.__table__
         with engine.cell_connection(context) as connection:

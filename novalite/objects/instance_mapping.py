@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_versionedobjects import fields
 
@@ -52,9 +52,19 @@ def _prefixed(row: Any, prefix: str) -> types.SimpleNamespace:
                                     if key.startswith(prefix)})
 
 
+if TYPE_CHECKING:
+    from novalite import objects
+
+
 @base.NovaliteObjectRegistry.register
 class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    instance_uuid: str
+    cell_mapping: objects.CellMapping | None
+    project_id: str
+    user_id: str | None
+    queued_for_delete: bool
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -144,7 +154,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class InstanceMappingList(base.ObjectListBase, base.NovaliteObject):
+class InstanceMappingList(base.ObjectListBase['InstanceMapping'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('InstanceMapping')}
 

@@ -17,6 +17,12 @@ KEYPAIR_TYPE_X509 = 'x509'
 @base.NovaliteObjectRegistry.register
 class KeyPair(base.NovaliteTimestampObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    name: str | None
+    user_id: str | None
+    fingerprint: str | None
+    public_key: str | None
+    type: str
 
     fields = {
         'id': fields.IntegerField(),
@@ -65,7 +71,7 @@ class KeyPair(base.NovaliteTimestampObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class KeyPairList(base.ObjectListBase, base.NovaliteObject):
+class KeyPairList(base.ObjectListBase['KeyPair'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('KeyPair')}
 

@@ -30,6 +30,22 @@ MIGRATION_TYPES = ('migration', 'resize', 'live-migration', 'evacuation')
 @base.NovaliteObjectRegistry.register
 class Migration(base.NovalitePersistentObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    uuid: str
+    source_compute: str | None
+    dest_compute: str | None
+    source_node: str | None
+    dest_node: str | None
+    dest_host: str | None
+    old_instance_type_id: int | None
+    new_instance_type_id: int | None
+    instance_uuid: str | None
+    status: str | None
+    migration_type: str | None
+    hidden: bool
+    cross_cell_move: bool
+    user_id: str | None
+    project_id: str | None
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -54,7 +70,8 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
     def in_progress(self) -> bool:
         return self.status not in FINISHED_STATUSES
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_id(cls, context: Any, migration_id: int) -> Migration:
         with engine.cell_reader(context) as session:
             row = session.get(models.Migration, migration_id)
@@ -62,7 +79,8 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
                 raise exception.MigrationNotFound(migration_id=migration_id)
             return cls._from_db_object(context, row)
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_uuid(cls, context: Any, migration_uuid: str) -> Migration:
         with engine.cell_reader(context) as session:
             row = session.scalars(select(models.Migration)
@@ -71,7 +89,8 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
                 raise exception.MigrationNotFound(migration_id=migration_uuid)
             return cls._from_db_object(context, row)
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_instance_and_status(cls, context: Any, instance_uuid: str,
                                    status: str) -> Migration:
         """The newest migration of the instance in ``status``.
@@ -144,7 +163,7 @@ def _filtered(query: Any, filters: dict) -> Any:
 
 
 @base.NovaliteObjectRegistry.register
-class MigrationList(base.ObjectListBase, base.NovaliteObject):
+class MigrationList(base.ObjectListBase['Migration'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('Migration')}
 
@@ -154,7 +173,8 @@ class MigrationList(base.ObjectListBase, base.NovaliteObject):
             return cls(context, objects=[Migration._from_db_object(context, r)
                                          for r in session.scalars(query)])
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_filters(cls, context: Any, filters: dict, limit: int | None = None,
                        after: tuple | None = None, newest_first: bool = False
                        ) -> MigrationList:
@@ -177,7 +197,8 @@ class MigrationList(base.ObjectListBase, base.NovaliteObject):
             query = query.limit(limit)
         return cls._get(context, query)
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_in_progress_by_host_and_node(cls, context: Any, host: str, node: str
                                          ) -> MigrationList:
         """Unfinished migrations to or from ``host``/``node``."""
@@ -187,7 +208,8 @@ class MigrationList(base.ObjectListBase, base.NovaliteObject):
             or_(and_(table.source_compute == host, table.source_node == node),
                 and_(table.dest_compute == host, table.dest_node == node))))
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_in_progress_by_instance(cls, context: Any, instance_uuid: str,
                                     migration_type: str | None = None) -> MigrationList:
         table = models.Migration
@@ -198,7 +220,8 @@ class MigrationList(base.ObjectListBase, base.NovaliteObject):
         return cls._get(context, query.order_by(table.id))
 
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_unconfirmed_by_dest_compute(cls, context: Any, confirm_window: int,
                                         dest_compute: str) -> MigrationList:
         """Resizes to ``dest_compute`` waiting in VERIFY_RESIZE (status ``finished``)
@@ -209,7 +232,8 @@ class MigrationList(base.ObjectListBase, base.NovaliteObject):
             table.deleted == 0, table.status == 'finished',
             table.dest_compute == dest_compute, table.updated_at <= limit))
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_evacuations_from_host(cls, context: Any, host: str) -> MigrationList:
         """Evacuations away from ``host`` that it has not cleaned up after yet (it was
         down when they ran)."""

@@ -1,6 +1,8 @@
 """RequestSpec: what the scheduler needs to place one server (API database)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
@@ -10,6 +12,9 @@ from novalite.db.lazy import api_models as models
 from novalite.db.lazy import select, update
 from novalite.objects import base
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 
 @base.NovaliteObjectRegistry.register
 class RequestSpec(base.NovaliteObject):
@@ -17,6 +22,22 @@ class RequestSpec(base.NovaliteObject):
     # 1.1: security_groups
     # 1.2: requested_networks
     VERSION = '1.2'
+    id: int
+    instance_uuid: str
+    project_id: str | None
+    user_id: str | None
+    flavor: objects.Flavor
+    image: objects.ImageMeta | None
+    num_instances: int
+    availability_zone: str | None
+    force_hosts: list[str] | None
+    force_nodes: list[str] | None
+    ignore_hosts: list[str] | None
+    scheduler_hints: dict[str, list[str]] | None
+    is_bfv: bool
+    instance_group: objects.InstanceGroup | None
+    security_groups: list[str]
+    requested_networks: list[dict[str, str | None]]
 
     fields = {
         'id': fields.IntegerField(),

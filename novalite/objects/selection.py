@@ -10,6 +10,13 @@ from novalite.objects import base
 @base.NovaliteObjectRegistry.register
 class Selection(base.NovaliteObject):
     VERSION = '1.0'
+    compute_node_uuid: str
+    service_host: str
+    nodename: str
+    cell_uuid: str
+    allocation_request: str | None
+    allocation_request_version: str | None
+    availability_zone: str | None
 
     fields = {
         'compute_node_uuid': fields.UUIDField(),

@@ -19,6 +19,17 @@ SERVICE_VERSION = 1
 @base.NovaliteObjectRegistry.register
 class Service(base.NovalitePersistentObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    uuid: str
+    host: str | None
+    binary: str | None
+    topic: str | None
+    report_count: int
+    disabled: bool
+    disabled_reason: str | None
+    last_seen_up: datetime.datetime | None
+    forced_down: bool
+    version: int
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -34,14 +45,16 @@ class Service(base.NovalitePersistentObject, base.NovaliteObject):
         'version': fields.IntegerField(default=0),
     }
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_host_and_binary(cls, context, host: str, binary: str) -> Service | None:
         with engine.cell_reader(context) as session:
             row = session.scalars(select(models.Service)
                                   .filter_by(host=host, binary=binary, deleted=0)).first()
             return cls._from_db_object(context, row) if row is not None else None
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_id(cls, context, service_id: int) -> Service:
         with engine.cell_reader(context) as session:
             row = session.get(models.Service, service_id)
@@ -107,11 +120,12 @@ class Service(base.NovalitePersistentObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class ServiceList(base.ObjectListBase, base.NovaliteObject):
+class ServiceList(base.ObjectListBase['Service'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('Service')}
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_by_binary(cls, context, binary: str, include_disabled: bool = True) -> ServiceList:
         with engine.cell_reader(context) as session:
             query = select(models.Service).filter_by(binary=binary, deleted=0)

@@ -49,6 +49,15 @@ def _query(task_name: str, period_beginning: When, period_ending: When,
 @base.NovaliteObjectRegistry.register
 class TaskLog(base.NovalitePersistentObject, base.NovaliteObject):
     VERSION = '1.0'
+    id: int
+    task_name: str
+    state: str
+    host: str
+    period_beginning: datetime.datetime
+    period_ending: datetime.datetime
+    message: str
+    task_items: int
+    errors: int
 
     fields = {
         'id': fields.IntegerField(read_only=True),
@@ -62,7 +71,8 @@ class TaskLog(base.NovalitePersistentObject, base.NovaliteObject):
         'errors': fields.IntegerField(),
     }
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get(cls, context, task_name: str, period_beginning: When, period_ending: When,
             host: str,
             state: str | None = None) -> TaskLog | None:
@@ -112,11 +122,12 @@ class TaskLog(base.NovalitePersistentObject, base.NovaliteObject):
 
 
 @base.NovaliteObjectRegistry.register
-class TaskLogList(base.ObjectListBase, base.NovaliteObject):
+class TaskLogList(base.ObjectListBase['TaskLog'], base.NovaliteObject):
     VERSION = '1.0'
     fields = {'objects': fields.ListOfObjectsField('TaskLog')}
 
-    @base.remotable_classmethod
+    @classmethod
+    @base.remotable
     def get_all(cls, context, task_name: str, period_beginning: When, period_ending: When,
                 host: str | None = None,
                 state: str | None = None) -> TaskLogList:
