@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     from novalite import objects
     from novalite.conf import CONF
     from novalite.db import engine, migration
-    from novalite.devstack import backends
+    from tests.devstack.harness import backends
     objects.register_all()
     name = 'nlbench_%s' % uuid.uuid4().hex[:8]
     url = backends.create_database(args.db, name)

@@ -277,7 +277,7 @@ def _databases(backend: str, tmp: str, driver: str | None = None
     if backend == 'sqlite':
         return ({name: 'sqlite:///%s' % os.path.join(tmp, name + '.sqlite')
                  for name in ('api', 'cell0', 'cell1')}, lambda: None)
-    from novalite.devstack import backends
+    from tests.devstack.harness import backends
     tag = uuid.uuid4().hex[:10]
     names = {name: 'nlbench_%s_%s' % (name, tag) for name in ('api', 'cell0', 'cell1')}
     urls = {}

@@ -123,14 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--concurrency', type=int, default=1,
                         help='client threads booting at once (default 1: one boot at a '
                              'time, nothing queued behind another)')
-    from novalite.devstack.placement import ISOLATIONS
+    from tests.devstack.harness.placement import ISOLATIONS
     parser.add_argument('--placement-isolation', choices=sorted(ISOLATIONS),
                         default='default',
                         help="Placement's transaction isolation on MariaDB (as boot_storm.py)")
     parser.add_argument('--db', choices=['mysql', 'postgresql'], default='mysql')
     args = parser.parse_args(argv)
 
-    from novalite.devstack import Stack
+    from tests.devstack.harness import Stack
     conf = dict(boot_storm.DEVSTACK_CONF)
     conf['DEFAULT'] = dict(conf['DEFAULT'], log_boot_hops=True)
     with tempfile.TemporaryDirectory(prefix='nl-hops-') as state_dir:

@@ -348,7 +348,7 @@ def first_active(stack: Any, client: Client, args: argparse.Namespace) -> float:
 
 
 def run_devstack(args: argparse.Namespace) -> dict:
-    from novalite.devstack import Stack
+    from tests.devstack.harness import Stack
     figures: dict = {'target': 'devstack (fake driver, %s, RabbitMQ)' % args.db}
     with tempfile.TemporaryDirectory(prefix='nl-bench-') as state_dir:
         stack = Stack(state_dir, backend=args.db, conf=DEVSTACK_CONF,
@@ -405,7 +405,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="with --devstack: Placement's gunicorn workers")
     parser.add_argument('--placement-threads', type=int, default=8,
                         help='with --devstack: threads per Placement worker')
-    from novalite.devstack.placement import ISOLATIONS
+    from tests.devstack.harness.placement import ISOLATIONS
     parser.add_argument('--placement-isolation', choices=sorted(ISOLATIONS),
                         default='default',
                         help="with --devstack on MariaDB: Placement's transaction isolation "

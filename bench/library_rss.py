@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--settle', type=float, default=5.0,
                         help='seconds to wait after the stack is up (default 5)')
     args = parser.parse_args(argv)
-    from novalite.devstack import Stack
+    from tests.devstack.harness import Stack
     figures: dict = {'benchmark': 'library_rss', 'bare_python_rss_mb': bare_python_rss(),
                      'daemons': {}}
     os.environ['PYTHONPROFILEIMPORTTIME'] = '1'

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--token', default='admin:admin')
     parser.add_argument('--microversion', default='2.47')
     args = parser.parse_args(argv)
-    from novalite.devstack import Stack
+    from tests.devstack.harness import Stack
     with tempfile.TemporaryDirectory(prefix='nl-bench-net-') as state_dir:
         stack = Stack(state_dir, conf=boot_storm.DEVSTACK_CONF, network=True,
                       placement_isolation='read-committed')

@@ -32,9 +32,9 @@ import scheduler_scale  # noqa: E402
 from novalite import context as nl_context  # noqa: E402
 from novalite import objects  # noqa: E402
 from novalite.db import engine, migration  # noqa: E402
-from novalite.devstack import backends  # noqa: E402
-from novalite.devstack.placement import PlacementProcess  # noqa: E402
 from novalite.scheduler.client import report  # noqa: E402
+from tests.devstack.harness import backends  # noqa: E402
+from tests.devstack.harness.placement import PlacementProcess  # noqa: E402
 
 # m1.nano, as the boot storm asks for it, on hosts as big as the storm's fake ones.
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 128, 'DISK_GB': 1}

@@ -194,7 +194,7 @@ def _mariadb():
     import pymysql
     from sqlalchemy.engine import make_url
 
-    from novalite.devstack import backends
+    from tests.devstack.harness import backends
     url = make_url(backends.SERVER_URLS['mysql'])
     try:
         return pymysql.connect(host=url.host or '127.0.0.1', port=url.port or 3306,

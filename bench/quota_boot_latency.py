@@ -78,7 +78,7 @@ class DevstackStack:
     folder, removed with the stack)."""
 
     def __init__(self, tree: str) -> None:
-        from novalite.devstack import Stack
+        from tests.devstack.harness import Stack
         self.state_dir = tempfile.mkdtemp(prefix='quota-bench-')
         # The daemons (and novalite-manage's migrations) inherit the environment.
         saved = os.environ.get('PYTHONPATH')

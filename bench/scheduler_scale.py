@@ -39,10 +39,10 @@ from novalite import objects  # noqa: E402
 from novalite.conf import CONF  # noqa: E402
 from novalite.db import engine, migration  # noqa: E402
 from novalite.db.main import models  # noqa: E402
-from novalite.devstack import backends  # noqa: E402
-from novalite.devstack.placement import PlacementProcess  # noqa: E402
 from novalite.scheduler import manager  # noqa: E402
 from novalite.scheduler.client import report  # noqa: E402
+from tests.devstack.harness import backends  # noqa: E402
+from tests.devstack.harness.placement import PlacementProcess  # noqa: E402
 
 NODE = {'vcpus': 32, 'memory_mb': 131072, 'local_gb': 2000}
 PLACEMENT_HEADERS = {'X-Auth-Token': 'admin', 'OpenStack-API-Version': 'placement 1.39'}

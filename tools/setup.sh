@@ -59,7 +59,7 @@ echo "novalite set up in $(pwd)/.venv (Glance in $(pwd)/.venv-glance)"
 echo "Keystone in $(pwd)/.venv-keystone"
 
 # The real Neutron (ML2/OVN), for the devstack-style stack with a network
-# (novalite.devstack.neutron), in a virtualenv of its own like Glance.
+# (tests.devstack.harness.neutron), in a virtualenv of its own like Glance.
 [ -x .venv-neutron/bin/python ] || "$PY" -m venv .venv-neutron
 .venv-neutron/bin/pip install -q --upgrade pip >/dev/null
 .venv-neutron/bin/pip install -q -c neutron-constraints.txt neutron gunicorn pymysql

@@ -413,7 +413,7 @@ def check_free() -> None:
         raise LeftoverError(
             'an Open vSwitch userspace datapath already runs here, or a previous one left '
             'its devices (%s): only one OVS/OVN environment can run per machine. Stop it '
-            '(python -m novalite.devstack down --state-dir <its state dir>; a novalite-all '
+            '(python -m tests.devstack.harness down --state-dir <its state dir>; a novalite-all '
             'started again with its --state-dir removes what it left; or stop the '
             'ovs-vswitchd that owns them), or remove the devices with: %s'
             % (', '.join(taken), '; '.join('ip link del %s' % n for n in taken)))

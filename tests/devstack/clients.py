@@ -10,7 +10,7 @@ from typing import Any
 
 import openstack
 
-from novalite.devstack import Stack
+from tests.devstack.harness import Stack
 
 OPENSTACK = os.path.join(sys.prefix, 'bin', 'openstack')
 SETTLED_STATES = ('active', 'error')

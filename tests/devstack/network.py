@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from novalite.allinone import ovn
-from novalite.devstack import Stack, backends, neutron
 from tests.devstack import session
 from tests.devstack.clients import osc
+from tests.devstack.harness import Stack, backends, neutron
 
 
 def _unavailable(what: str) -> None:

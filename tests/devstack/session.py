@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from novalite.devstack import backends, teardown
-from novalite.devstack import stack as devstack
+from tests.devstack.harness import backends, teardown
+from tests.devstack.harness import stack as devstack
 
 # Every name this session makes starts with this, so the final check finds strays.
 PREFIX = '%s%s_' % (devstack.PREFIX, uuid.uuid4().hex[:6])

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from novalite.devstack import process, teardown
-from novalite.devstack import stack as devstack
 from tests.devstack import session
+from tests.devstack.harness import process, teardown
+from tests.devstack.harness import stack as devstack
 
 
 @pytest.mark.parametrize('unit', sorted(glob.glob(os.path.join(devstack.UNIT_DIR,
@@ -47,8 +47,8 @@ def test_placement_isolation_reaches_its_database_sessions(tmp_path, isolation, 
 
     from oslo_db.sqlalchemy import engines
 
-    from novalite.devstack import backends
-    from novalite.devstack.placement import PlacementProcess
+    from tests.devstack.harness import backends
+    from tests.devstack.harness.placement import PlacementProcess
     session.check_servers('mysql')
     placement = PlacementProcess(str(tmp_path), backends.SERVER_URLS['mysql'], 0, '/x',
                                  str(tmp_path / 'placement.log'), isolation=isolation)
@@ -68,6 +68,6 @@ def test_placement_isolation_reaches_its_database_sessions(tmp_path, isolation, 
 
 
 def test_placement_isolation_is_one_it_knows(tmp_path):
-    from novalite.devstack.placement import PlacementProcess
+    from tests.devstack.harness.placement import PlacementProcess
     with pytest.raises(ValueError, match='isolation must be one of'):
         PlacementProcess(str(tmp_path), 'mysql+pymysql://x', 0, '/x', 'log', isolation='dirty')

@@ -1,7 +1,7 @@
 """The Compute API behind a real Keystone: keystonemiddleware's auth_token in the API's
 pipeline, the request context from its headers, openstackclient with password auth.
 
-Users (``novalite.devstack.keystone.USERS``): ``admin``; ``alice``, a member of project
+Users (``tests.devstack.harness.keystone.USERS``): ``admin``; ``alice``, a member of project
 ``alpha``; ``rita``, a reader of ``alpha``; ``bob``, a member of project ``beta``.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 on noauth2 in tests/functional/test_isolation_matrix.py).
 
 ``alice`` is a member of ``alpha``, ``rita`` its reader, ``bob`` a member of ``beta``
-(``novalite.devstack.keystone.USERS``). What another project may not see is 404, as for
+(``tests.devstack.harness.keystone.USERS``). What another project may not see is 404, as for
 an unknown id; what the policy refuses is 403; the reader changes nothing.
 """
 from __future__ import annotations

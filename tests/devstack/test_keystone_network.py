@@ -1,6 +1,6 @@
 """Servers on real networks with Keystone in charge: the real Neutron (ML2/OVN) behind
 keystonemiddleware's auth_token, found in Keystone's catalog, driven by openstackclient
-with the password clouds of ``novalite.devstack.keystone.USERS``.
+with the password clouds of ``tests.devstack.harness.keystone.USERS``.
 
 ``alice`` (a member of project ``alpha``) makes a network and boots on it; the compute
 makes and binds the port as the ``nova`` service user for project ``alpha``; ``bob``
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import requests
 
-from novalite.devstack import Stack
 from tests.devstack import clients
+from tests.devstack.harness import Stack
 from tests.devstack.test_keystone import osc, rest
 from tests.devstack.test_neutron_harness import Plugged
 

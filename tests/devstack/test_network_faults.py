@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from novalite.devstack import Stack
 from tests.devstack import clients, network
+from tests.devstack.harness import Stack
 
 STACK = {'network': True}
 

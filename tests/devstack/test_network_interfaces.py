@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from tempest.lib.common import rest_client
 
-from novalite.devstack import Stack
 from tests.devstack import clients, network
 from tests.devstack.clients import osc
+from tests.devstack.harness import Stack
 from tests.functional.test_response_schemas import schema
 
 STACK = {'network': True}

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from novalite.devstack import Stack
 from tests.devstack import clients, network
 from tests.devstack.clients import osc
+from tests.devstack.harness import Stack
 
 STACK = {'network': True}
 

@@ -10,7 +10,7 @@ root namespace's ``br-int``. hostB's switch is in a network namespace of its own
   that os-vif's tap is made there and plugged into hostB's ``br-int`` (the compute's
   ``[os_vif_ovs] ovsdb_connection`` is hostB's switch). It reaches RabbitMQ, the
   databases, Placement, Glance and Neutron on 127.0.0.1 through a forwarder that
-  relays those ports into the namespace (``novalite.devstack.forward``);
+  relays those ports into the namespace (``tests.devstack.harness.forward``);
 - a libvirtd of its own runs there too (``libvirtd.NamespaceDaemon``), so its QEMU opens
   the tap by name in that namespace. It has private libvirt folders (its own mount
   namespace) so the two libvirtds never see each other's domains, and its own hostname
@@ -59,9 +59,9 @@ from typing import Any
 import libvirt
 import pytest
 
-from novalite.devstack import Stack
 from tests.devstack import clients, guest_image, libvirtd, session
 from tests.devstack.clients import osc
+from tests.devstack.harness import Stack
 from tests.devstack.test_neutron_harness import Plugged, _socket_in, ping, require_network
 
 HOSTS = ('hostA', 'hostB')

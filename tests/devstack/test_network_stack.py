@@ -2,8 +2,8 @@
 chassis per compute host, the daemons and clouds.yaml pointed at it."""
 from __future__ import annotations
 
-from novalite.devstack import Stack
 from tests.devstack.clients import osc
+from tests.devstack.harness import Stack
 
 STACK = {'network': True}
 

@@ -1,4 +1,4 @@
-"""The network environment alone (``novalite.devstack.neutron``, no novalite stack): the
+"""The network environment alone (``tests.devstack.harness.neutron``, no novalite stack): the
 real Neutron on ML2/OVN with a chassis for hostA (root namespace) and hostB (a namespace
 of its own). Ports bound to each host, plugged as a veth into a namespace, go ACTIVE, get
 their address from OVN's DHCP and ping each other across the geneve underlay; Neutron
@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from novalite.allinone import ovn
-from novalite.devstack import backends, neutron
 from tests.devstack import session
+from tests.devstack.harness import backends, neutron
 from tests.devstack.network import _unavailable, require_network  # noqa: F401
 
 HOSTS = ('hostA', 'hostB')

@@ -4,7 +4,7 @@ Each boot storm is 30 servers, booted 10 at a time by a pool of clients; a third
 way in, one fault: the conductor, the scheduler or a compute killed with SIGKILL and
 started again by its unit (``Restart=on-failure``, ``RestartSec``: ``Stack.crash``),
 Placement stopped for 20 s, or the database server refusing connections for 20 s (every
-daemon reaches it through the stack's gate, ``novalite.devstack.dbgate``: new connections
+daemon reaches it through the stack's gate, ``tests.devstack.harness.dbgate``: new connections
 refused, open ones reset, as a stopped or restarting server does). Two computes have room
 for all 30: every server must end ACTIVE, nothing in BUILD, and no allocation may be held
 in Placement by a server in ERROR or deleted, or by no server at all, checked at once and
@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 import requests
 
-from novalite.devstack import Stack
-from novalite.devstack.placement import HEADERS as PLACEMENT_HEADERS
 from tests.devstack import clients
+from tests.devstack.harness import Stack
+from tests.devstack.harness.placement import HEADERS as PLACEMENT_HEADERS
 from tests.devstack.test_faults import where_stuck
 
 SPAWN_SECONDS = 2
@@ -70,7 +70,7 @@ DELETE_OUTAGE = 30
 # longest deadline above, then a lost-build check; the rest is slack for a loaded
 # two-core machine.
 SETTLE_TIMEOUT = max(BUILD_RETRY_TIMEOUT, COMPUTE_BUILD_TIMEOUT) + BUILD_REQUEST_TIMEOUT + 30
-# The stack's periodic_interval is 5 s (novalite.devstack.config): two runs of every
+# The stack's periodic_interval is 5 s (tests.devstack.harness.config): two runs of every
 # periodic task (the resource tracker's, the conductor's lost-build check) within this.
 PERIODIC_WAIT = 2 * 5 + 2
 # How long a client keeps retrying a request answered 503 with Retry-After.

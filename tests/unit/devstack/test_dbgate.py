@@ -1,4 +1,4 @@
-"""The database gate of the devstack-style stack (``novalite.devstack.dbgate``), run as
+"""The database gate of the devstack-style stack (``tests.devstack.harness.dbgate``), run as
 the stack runs it (a process of its own, closed and opened with signals) in front of an
 echo server; and the restart delay of the systemd units the harness imitates."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from novalite.devstack import process
-from novalite.devstack.stack import UNIT_DIR
+from tests.devstack.harness import process
+from tests.devstack.harness.stack import UNIT_DIR
 
 
 def _free_port() -> int:
@@ -56,7 +56,7 @@ class GateProcess:
         self.port = _free_port()
         self.state_file = state_file
         self.popen = subprocess.Popen([
-            sys.executable, '-m', 'novalite.devstack.dbgate', '--state-file', state_file,
+            sys.executable, '-m', 'tests.devstack.harness.dbgate', '--state-file', state_file,
             str(self.port), '127.0.0.1', str(upstream)])
         self.wait('open')
 

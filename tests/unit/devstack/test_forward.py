@@ -1,4 +1,4 @@
-"""The forwarder of 127.0.0.1's ports (``novalite.devstack.forward``), relaying within
+"""The forwarder of 127.0.0.1's ports (``tests.devstack.harness.forward``), relaying within
 this process's own namespace (joining another one needs root: the devstack test
 ``test_network_qemu`` runs it so)."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from novalite.devstack import forward
+from tests.devstack.harness import forward
 
 
 def _listener() -> socket.socket:

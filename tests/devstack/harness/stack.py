@@ -1,16 +1,16 @@
 """The devstack-style stack: real Placement, real Glance, RabbitMQ, MariaDB or PostgreSQL,
 and each novalite daemon a process of its own started from its systemd unit's command line;
-with ``network=True`` also the real Neutron on OVN (``novalite.devstack.neutron``).
+with ``network=True`` also the real Neutron on OVN (``tests.devstack.harness.neutron``).
 
 With ``netns_computes=True`` each compute host whose OVN chassis has a network namespace
 of its own runs its novalite-compute inside it, so that what the compute makes (os-vif's
 taps) and what its hypervisor runs are beside that host's switch, as on a machine of its
-own; a forwarder (``novalite.devstack.forward``) brings the stack's services on 127.0.0.1
+own; a forwarder (``tests.devstack.harness.forward``) brings the stack's services on 127.0.0.1
 into the namespace, so the compute's configuration is any host's.
 
 Everything a run creates is named ``<name>...`` (``nlds_<random>`` unless given) and written
 down in ``<state_dir>/stack.json`` as soon as it exists, so ``down`` -- from this process or
-from ``python -m novalite.devstack down`` in another shell -- removes exactly that, also
+from ``python -m tests.devstack.harness down`` in another shell -- removes exactly that, also
 after a start-up that failed half-way.
 """
 from __future__ import annotations
@@ -34,14 +34,15 @@ from sqlalchemy.engine import make_url
 
 from novalite.allinone import glance as glance_process
 from novalite.allinone.ovn import NetworkRecord
-from novalite.devstack import backends, config, dbgate, process
-from novalite.devstack.keystone import KeystoneProcess
-from novalite.devstack.neutron import KeystoneAuth, NeutronEnvironment
-from novalite.devstack.placement import PlacementProcess
-from novalite.devstack.teardown import DB_GATE, leftovers, teardown
+from tests.devstack.harness import backends, config, dbgate, process
+from tests.devstack.harness.keystone import KeystoneProcess
+from tests.devstack.harness.neutron import KeystoneAuth, NeutronEnvironment
+from tests.devstack.harness.placement import PlacementProcess
+from tests.devstack.harness.teardown import DB_GATE, leftovers, teardown
 
 PREFIX = 'nlds_'
-UNIT_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', 'etc',
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+UNIT_DIR = os.path.abspath(os.path.join(REPO_ROOT, 'etc',
                                         'systemd'))
 TOKEN = 'admin:admin'
 IMAGE_NAME = 'cirros-tiny'
@@ -64,9 +65,9 @@ class Stack:
     :param host_conf: extra options per daemon name (``api``, ``conductor``,
         ``scheduler``, ``compute-<host>``)
     :param auth: ``noauth2`` (tokens ``user:project``) or ``keystone``: a real Keystone
-        (``novalite.devstack.keystone``), the API behind auth_token, password clouds
+        (``tests.devstack.harness.keystone``), the API behind auth_token, password clouds
     :param network: also the real Neutron (ML2/OVN) with an OVN chassis per compute host
-        (``novalite.devstack.neutron``); the daemons and clouds.yaml are pointed at it,
+        (``tests.devstack.harness.neutron``); the daemons and clouds.yaml are pointed at it,
         each compute's os-vif at its host's switch. With ``auth='keystone'`` Neutron is
         behind auth_token too, in the catalog as ``network``: the daemons call it as the
         ``nova`` service user (users' calls with the users' tokens), and it posts its
@@ -80,7 +81,7 @@ class Stack:
         just before they start: e.g. to start a hypervisor in a host's namespace
     :param db_gate: every daemon (Placement and ``novalite-manage`` too) reaches the
         database server through a gate the tests can close (``close_database``), a
-        database outage (``novalite.devstack.dbgate``); ``query`` still goes direct
+        database outage (``tests.devstack.harness.dbgate``); ``query`` still goes direct
     :param db_gate_placement: with ``db_gate``, Placement's database behind the gate too
         (one server for all, as a devstack has it); False keeps Placement out of the
         outage, to tell its part from the novalite daemons'
@@ -245,10 +246,10 @@ class Stack:
         os.makedirs(state_dir, exist_ok=True)
         self._db_gate_state = os.path.join(state_dir, 'state')
         gate = process.Process(DB_GATE, [
-            sys.executable, '-m', 'novalite.devstack.dbgate', '--state-file',
+            sys.executable, '-m', 'tests.devstack.harness.dbgate', '--state-file',
             self._db_gate_state, str(port), server.host or '127.0.0.1',
             str(server.port or DEFAULT_PORTS[server.get_backend_name()])],
-            os.path.join(self.log_dir, DB_GATE + '.log'))
+            os.path.join(self.log_dir, DB_GATE + '.log'), env=_harness_env())
         self.daemons[DB_GATE] = gate
         gate.start()
         assert gate.pid is not None
@@ -402,9 +403,9 @@ class Stack:
             if os.path.exists(ready):
                 os.remove(ready)
             forwarder = process.Process(
-                'forward-' + host, [sys.executable, '-m', 'novalite.devstack.forward',
+                'forward-' + host, [sys.executable, '-m', 'tests.devstack.harness.forward',
                                     '--ready-file', ready, netns, *ports],
-                os.path.join(self.log_dir, 'forward-%s.log' % host))
+                os.path.join(self.log_dir, 'forward-%s.log' % host), env=_harness_env())
             self.daemons[forwarder.name] = forwarder
             forwarder.start()
             assert forwarder.pid is not None
@@ -684,6 +685,12 @@ class Stack:
         if check and left:
             raise RuntimeError('the stack left things behind: %s' % '; '.join(left))
         return left
+
+
+def _harness_env() -> dict[str, str]:
+    """The environment of a helper the harness runs as ``python -m tests.devstack.harness.X``
+    (the database gate, the port forwarders): this checkout on the path, from any folder."""
+    return process.child_env(PYTHONPATH=REPO_ROOT)
 
 
 def _answers(url: str) -> bool:

@@ -2,7 +2,7 @@
 with a database of its own on MariaDB, made at each start and dropped with the stack.
 
 The stack puts the ``NetworkRecord`` in ``stack.json``, so ``teardown`` (from this process
-or from ``python -m novalite.devstack down``) removes the processes, namespaces, devices and
+or from ``python -m tests.devstack.harness down``) removes the processes, namespaces, devices and
 the database.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from novalite.allinone import neutron, ovn
 from novalite.allinone.neutron import SERVICE_PLUGINS, KeystoneAuth, default_venv, short_prefix
 from novalite.allinone.ovn import NetworkRecord
-from novalite.devstack import backends
+from tests.devstack.harness import backends
 
 __all__ = ['BACKEND', 'KeystoneAuth', 'NeutronEnvironment', 'default_venv', 'leftovers',
            'short_prefix', 'teardown']

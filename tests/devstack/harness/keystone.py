@@ -16,7 +16,7 @@ from typing import Any
 
 import requests
 
-from novalite.devstack import process
+from tests.devstack.harness import process
 
 ENV_VAR = 'NOVALITE_KEYSTONE_VENV'
 ADMIN_PASSWORD = 'devstack-admin'

@@ -6,7 +6,7 @@ from typing import Any
 import yaml
 
 from novalite.allinone import cloud as allinone_cloud
-from novalite.devstack.keystone import USERS
+from tests.devstack.harness.keystone import USERS
 
 Sections = dict[str, dict[str, Any]]
 

@@ -1,7 +1,7 @@
 """A devstack-style novalite on one machine: separate daemons, RabbitMQ, real Placement."""
 from __future__ import annotations
 
-from novalite.devstack.stack import Stack
-from novalite.devstack.teardown import down_from_record
+from tests.devstack.harness.stack import Stack
+from tests.devstack.harness.teardown import down_from_record
 
 __all__ = ['Stack', 'down_from_record']

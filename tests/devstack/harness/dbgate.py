@@ -17,7 +17,7 @@ it is in the daemons, which keep their ordinary database URLs (only the port dif
 The tests' own queries (``Stack.query``) go to the server directly, so they can look at
 the databases during an outage.
 
-Run: ``python -m novalite.devstack.dbgate --state-file FILE PORT UPSTREAM_HOST
+Run: ``python -m tests.devstack.harness.dbgate --state-file FILE PORT UPSTREAM_HOST
 UPSTREAM_PORT``. ``FILE`` holds ``open`` or ``closed`` once each change is in effect;
 SIGTERM or SIGINT stops the gate.
 """
@@ -30,7 +30,7 @@ import signal
 import socket
 from collections.abc import Sequence
 
-from novalite.devstack.forward import relay
+from tests.devstack.harness.forward import relay
 
 OPEN = 'open'
 CLOSED = 'closed'
@@ -120,7 +120,7 @@ async def serve(gate: Gate, stop: asyncio.Event | None = None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog='python -m novalite.devstack.dbgate',
+    parser = argparse.ArgumentParser(prog='python -m tests.devstack.harness.dbgate',
                                      description=__doc__.split('\n', 1)[0])
     parser.add_argument('--state-file', required=True,
                         help='holds "open" or "closed" (and this process id) once in effect')

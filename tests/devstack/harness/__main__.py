@@ -1,4 +1,4 @@
-"""``python -m novalite.devstack up|down --state-dir DIR``: the stack by hand.
+"""``python -m tests.devstack.harness up|down --state-dir DIR``: the stack by hand.
 
 ``up`` prints the clouds.yaml path and stays in the foreground until SIGINT or SIGTERM,
 then tears everything down; ``down`` removes a stack whose ``up`` was killed.
@@ -11,9 +11,9 @@ import signal
 import sys
 import threading
 
-from novalite.devstack import stack as devstack
-from novalite.devstack import teardown
-from novalite.devstack.placement import ISOLATIONS
+from tests.devstack.harness import stack as devstack
+from tests.devstack.harness import teardown
+from tests.devstack.harness.placement import ISOLATIONS
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -57,7 +57,7 @@ def _down(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog='python -m novalite.devstack', description=__doc__)
+    parser = argparse.ArgumentParser(prog='python -m tests.devstack.harness', description=__doc__)
     parser.add_argument('action', choices=['up', 'down'])
     parser.add_argument('--state-dir', required=True,
                         help='Folder for configs, logs and the record of what was made.')

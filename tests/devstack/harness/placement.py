@@ -7,7 +7,7 @@ import time
 
 import requests
 
-from novalite.devstack import process
+from tests.devstack.harness import process
 
 HEADERS = {'x-auth-token': 'admin', 'OpenStack-API-Version': 'placement latest'}
 

@@ -1,7 +1,7 @@
 """TCP ports of the root namespace's 127.0.0.1, forwarded into a network namespace.
 
 A compute host whose OVN chassis lives in a network namespace of its own (every host but
-the first, ``novalite.devstack.ovn``) can run its novalite-compute inside that namespace
+the first, ``tests.devstack.harness.ovn``) can run its novalite-compute inside that namespace
 (``Stack(netns_computes=True)``): then the taps os-vif makes, and the QEMU processes of a
 libvirtd started there, are beside that host's ``br-int``, as on a machine of its own.
 But the stack's services (RabbitMQ, the databases, Placement, Glance, Neutron) listen on
@@ -11,7 +11,7 @@ port of 127.0.0.1 in the namespace it runs in (the root one): a socket stays in 
 namespace it was made in, so one process holds both ends. The compute's configuration
 stays that of any other host.
 
-Run as root: ``python -m novalite.devstack.forward --ready-file FILE NETNS PORT...``. It
+Run as root: ``python -m tests.devstack.harness.forward --ready-file FILE NETNS PORT...``. It
 writes ``FILE`` once every port listens, and stops on SIGTERM or SIGINT.
 """
 from __future__ import annotations
@@ -107,7 +107,7 @@ async def serve(sockets: dict[int, socket.socket], ready_file: str,
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog='python -m novalite.devstack.forward',
+    parser = argparse.ArgumentParser(prog='python -m tests.devstack.harness.forward',
                                      description=__doc__.split('\n', 1)[0])
     parser.add_argument('--ready-file', required=True,
                         help='written (with this process id) once every port listens')

@@ -11,12 +11,12 @@ import threading
 from typing import Any
 
 from novalite.allinone import glance as glance_process
-from novalite.devstack import backends, neutron, process
-from novalite.devstack.placement import PlacementProcess
+from tests.devstack.harness import backends, neutron, process
+from tests.devstack.harness.placement import PlacementProcess
 
 # The daemons relaying the services into a compute's namespace (``forward-<host>``).
 FORWARDER = 'forward-'
-# The gate between the daemons and the database server (``novalite.devstack.dbgate``):
+# The gate between the daemons and the database server (``tests.devstack.harness.dbgate``):
 # stopped last too, so that no daemon's graceful stop meets an outage.
 DB_GATE = 'dbgate'
 
