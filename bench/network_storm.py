@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import boot_storm  # noqa: E402
 import procstats  # noqa: E402
 

@@ -26,6 +26,7 @@ import uuid
 from concurrent import futures
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import procstats  # noqa: E402
 import scheduler_scale  # noqa: E402
 

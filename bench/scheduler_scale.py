@@ -32,6 +32,7 @@ from keystoneauth1 import loading as ks_loading
 from oslo_utils import timeutils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import procstats  # noqa: E402
 
 from novalite import context as nl_context  # noqa: E402
