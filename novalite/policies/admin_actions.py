@@ -7,7 +7,7 @@ from novalite.policies import base
 
 POLICY_ROOT = 'os_compute_api:os-admin-actions:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=POLICY_ROOT % 'reset_state', check_str=base.ADMIN,
         description='Reset the state of a server.',

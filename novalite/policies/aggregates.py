@@ -16,7 +16,7 @@ def _rule(name: str, description: str, method: str, path: str) -> policy.Documen
         operations=[{'method': method, 'path': path}], scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('index', 'List the host aggregates.', 'GET', '/os-aggregates'),
     _rule('create', 'Create a host aggregate.', 'POST', '/os-aggregates'),
     _rule('show', 'Show a host aggregate.', 'GET', _ONE),

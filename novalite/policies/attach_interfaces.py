@@ -10,7 +10,7 @@ POLICY_ROOT = 'os_compute_api:os-attach-interfaces:%s'
 _DEPRECATED = base.deprecated('os_compute_api:os-attach-interfaces',
                               base.RULE_ADMIN_OR_OWNER)
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=POLICY_ROOT % 'list', check_str=base.PROJECT_READER_OR_ADMIN,
         description='List the port interfaces attached to a server.',

@@ -7,7 +7,7 @@ from novalite.policies import base
 
 BASE = 'os_compute_api:os-availability-zone:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'list', check_str='@',
         description='List the availability zones and whether they are available.',

@@ -32,7 +32,7 @@ def deprecated(name: str, check: str, since: str = '21.0.0') -> policy.Deprecate
                                  deprecated_since=since)
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.RuleDefault('context_is_admin', 'role:admin',
                        "Decides what is required for the 'is_admin:True' check to succeed.",
                        deprecated_rule=DEPRECATED_ADMIN_POLICY),

@@ -7,7 +7,7 @@ from novalite.policies import base
 
 BASE_POLICY_NAME = 'os_compute_api:os-console-output'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME, check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Show the console output of a server.',

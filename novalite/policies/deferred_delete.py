@@ -9,7 +9,7 @@ POLICY_ROOT = 'os_compute_api:os-deferred-delete:%s'
 
 _DEPRECATED = base.deprecated('os_compute_api:os-deferred-delete', base.RULE_ADMIN_OR_OWNER)
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=POLICY_ROOT % 'restore', check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Restore a soft-deleted server.',

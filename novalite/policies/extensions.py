@@ -7,7 +7,7 @@ from novalite.policies import base
 
 BASE_POLICY_NAME = 'os_compute_api:extensions'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME, check_str=base.RULE_ANY,
         description='List the extensions and show one by alias.',

@@ -10,7 +10,7 @@ POLICY_ROOT = 'os_compute_api:os-flavor-access:%s'
 
 _DEPRECATED = base.deprecated('os_compute_api:os-flavor-access', base.RULE_ADMIN_OR_OWNER)
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME, check_str=base.ADMIN,
         description='List the projects a flavor is shared with.',

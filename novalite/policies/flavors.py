@@ -19,7 +19,7 @@ def _specs_rule(name: str, check: str, description: str, method: str, path: str
                                         scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=MANAGE % 'create', check_str=base.ADMIN,
         description='Create a flavor.', operations=[{'method': 'POST', 'path': '/flavors'}],

@@ -19,7 +19,7 @@ def _rule(name: str, description: str, method: str, path: str
         deprecated_rule=base.deprecated('os_compute_api:os-hosts', base.RULE_ADMIN_API))
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('list', 'List physical hosts.', 'GET', '/os-hosts'),
     _rule('show', 'Show physical host.', 'GET', '/os-hosts/{host_name}'),
     _rule('update', 'Update physical host.', 'PUT', '/os-hosts/{host_name}'),

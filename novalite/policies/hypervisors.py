@@ -17,7 +17,7 @@ def _rule(name: str, description: str, path: str) -> policy.DocumentedRuleDefaul
         deprecated_rule=_DEPRECATED)
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('list', 'List the hypervisors.', '/os-hypervisors'),
     _rule('list-detail', 'List the hypervisors with their details.',
           '/os-hypervisors/detail'),

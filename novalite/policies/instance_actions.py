@@ -20,7 +20,7 @@ def _rule(name: str, check: str, description: str, path: str,
                                         scope_types=['project'], deprecated_rule=deprecated)
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('list', base.PROJECT_READER_OR_ADMIN, 'List the actions of a server.', _PATH,
           _DEPRECATED),
     _rule('show', base.PROJECT_READER_OR_ADMIN, 'Show one action of a server.',

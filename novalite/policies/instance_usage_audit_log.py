@@ -10,7 +10,7 @@ BASE = 'os_compute_api:os-instance-usage-audit-log:%s'
 _DEPRECATED = base.deprecated('os_compute_api:os-instance-usage-audit-log',
                               base.RULE_ADMIN_API)
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'list', check_str=base.ADMIN,
         description='List all usage audits.',

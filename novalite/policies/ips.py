@@ -7,7 +7,7 @@ from novalite.policies import base
 
 BASE = 'os_compute_api:ips:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'index', check_str=base.PROJECT_READER_OR_ADMIN,
         description='List the addresses of a server, by network.',

@@ -15,7 +15,7 @@ def _rule(name: str, description: str, method: str, path: str) -> policy.Documen
                                         scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('index', 'List key pairs (of another user: admins, from 2.10).',
           'GET', '/os-keypairs'),
     _rule('create', 'Create or import a key pair (for another user: admins, from 2.10).',

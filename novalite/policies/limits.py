@@ -10,7 +10,7 @@ OTHER_PROJECT = 'os_compute_api:limits:other_project'
 
 _DEPRECATED = base.deprecated('os_compute_api:os-used-limits', base.RULE_ADMIN_API)
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE, check_str='@',
         description='Show the rate and absolute limits of the caller\'s project.',

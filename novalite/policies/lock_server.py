@@ -8,7 +8,7 @@ from novalite.policies import base
 
 POLICY_ROOT = 'os_compute_api:os-lock-server:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=POLICY_ROOT % 'lock', check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Lock a server.',

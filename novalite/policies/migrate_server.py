@@ -28,7 +28,7 @@ def _rule(name: str, check: str, description: str, action: str,
         scope_types=['project'], deprecated_rule=deprecated)
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule(SERVERS % 'resize', base.PROJECT_MEMBER_OR_ADMIN, 'Resize a server.',
           'resize'),
     _rule(SERVERS % 'confirm_resize', base.PROJECT_MEMBER_OR_ADMIN,

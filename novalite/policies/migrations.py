@@ -22,7 +22,7 @@ def _rule(name: str, check: str, description: str,
         deprecated_rule=deprecated)
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('index', base.PROJECT_MANAGER_OR_ADMIN, 'List migrations without host info.'),
     _rule('index:all_projects', base.ADMIN,
           'List the migrations of every project, or of another project.', _DEPRECATED_INDEX),

@@ -10,7 +10,7 @@ BASE_POLICY_NAME = 'os_compute_api:os-multinic:%s'
 _DEPRECATED = base.deprecated('os_compute_api:os-multinic', base.RULE_ADMIN_OR_OWNER,
                               '22.0.0')
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME % 'add', check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Add a fixed IP address to a server (deprecated in Nova with 2.44).',

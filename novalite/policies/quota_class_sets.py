@@ -8,7 +8,7 @@ from novalite.policies import base
 BASE = 'os_compute_api:os-quota-class-sets:%s'
 _PATH = '/os-quota-class-sets/{quota_class}'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'show', check_str=base.ADMIN,
         description='Show the limits of a quota class.',

@@ -8,7 +8,7 @@ from novalite.policies import base
 BASE = 'os_compute_api:os-quota-sets:%s'
 _PATH = '/os-quota-sets/{tenant_id}'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'update', check_str=base.ADMIN,
         description='Update the quotas of a project or of one of its users.',

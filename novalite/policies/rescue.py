@@ -10,7 +10,7 @@ UNRESCUE_POLICY_NAME = 'os_compute_api:os-unrescue'
 
 _DEPRECATED = base.deprecated('os_compute_api:os-rescue', base.RULE_ADMIN_OR_OWNER)
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME, check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Rescue a server.',

@@ -7,7 +7,7 @@ from novalite.policies import base
 
 BASE_POLICY_NAME = 'os_compute_api:os-server-diagnostics'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME, check_str=base.ADMIN,
         description='Show the diagnostics of a server.',

@@ -8,7 +8,7 @@ from novalite.policies import base
 
 BASE = 'os_compute_api:os-server-external-events:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'create', check_str=base.SERVICE_ROLE,
         description='Report events about servers to the compute service.',

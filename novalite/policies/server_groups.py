@@ -7,7 +7,7 @@ from novalite.policies import base
 
 BASE = 'os_compute_api:os-server-groups:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'create', check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Create a server group in the caller\'s project.',

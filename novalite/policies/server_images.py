@@ -16,7 +16,7 @@ def _rule(name: str, check: str, description: str, action: str
         scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('rebuild', base.PROJECT_MEMBER_OR_ADMIN, 'Rebuild a server.', 'rebuild'),
     _rule('rebuild:trusted_certs', base.PROJECT_MEMBER_OR_ADMIN,
           'Rebuild a server with trusted image certificates (2.63).', 'rebuild'),

@@ -17,7 +17,7 @@ def _rule(name: str, check: str, description: str, method: str, path: str
                                         scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('index', base.PROJECT_READER_OR_ADMIN, 'List the metadata of a server.',
           'GET', _PATH),
     _rule('show', base.PROJECT_READER_OR_ADMIN, 'Show one metadata item of a server.',

@@ -12,7 +12,7 @@ _DEPRECATED_INDEX = policy.DeprecatedRule(
     BASE % 'index', base.ADMIN, deprecated_reason=base.DEPRECATED_REASON,
     deprecated_since='32.0.0')
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'show', check_str=base.ADMIN,
         description="Show one in-progress live migration of a server.",

@@ -13,7 +13,7 @@ _DEPRECATED = policy.DeprecatedRule(
     deprecated_reason='Nova API policies moved to new default roles with scope types.',
     deprecated_since='21.0.0')
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME % 'show', check_str=base.PROJECT_READER_OR_ADMIN,
         description='Show the encrypted administrative password of a server',

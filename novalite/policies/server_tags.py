@@ -17,7 +17,7 @@ def _rule(name: str, check: str, description: str, method: str, path: str
                                         scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('index', base.PROJECT_READER_OR_ADMIN, 'List the tags of a server.', 'GET', _PATH),
     _rule('show', base.PROJECT_READER_OR_ADMIN, 'Check whether a server has a tag.',
           'GET', _PATH + '/{tag}'),

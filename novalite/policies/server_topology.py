@@ -8,7 +8,7 @@ from novalite.policies import base
 
 BASE_POLICY_NAME = 'compute:server:topology:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE_POLICY_NAME % 'index', check_str=base.PROJECT_READER_OR_ADMIN,
         description='Show the NUMA topology data for a server',

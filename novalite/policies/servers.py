@@ -18,7 +18,7 @@ def _rule(name: str, check: str, description: str, method: str, path: str
                                         scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule(SERVERS % 'index', base.PROJECT_READER_OR_ADMIN, 'List servers.',
           'GET', '/servers'),
     _rule(SERVERS % 'detail', base.PROJECT_READER_OR_ADMIN, 'List servers with details.',

@@ -10,7 +10,7 @@ BASE = 'os_compute_api:os-services:%s'
 # The one rule these three replaced, for deployments that still override it.
 _DEPRECATED = base.deprecated('os_compute_api:os-services', base.RULE_ADMIN_API)
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'list', check_str=base.ADMIN,
         description='List the services of every cell, with their state.',

@@ -17,7 +17,7 @@ def _rule(name: str, check: str, description: str, action: str
         scope_types=['project'])
 
 
-rules = [
+rules: list[policy.RuleDefault] = [
     _rule('shelve', base.PROJECT_MEMBER_OR_ADMIN, 'Shelve a server.', 'shelve'),
     _rule('shelve_offload', base.ADMIN, 'Offload a shelved server.',
           'shelveOffload'),

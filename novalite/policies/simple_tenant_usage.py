@@ -8,7 +8,7 @@ from novalite.policies import base
 
 BASE = 'os_compute_api:os-simple-tenant-usage:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=BASE % 'list', check_str=base.ADMIN,
         description='Show the usage of every project over a time window.',

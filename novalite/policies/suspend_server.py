@@ -7,7 +7,7 @@ from novalite.policies import base
 
 POLICY_ROOT = 'os_compute_api:os-suspend-server:%s'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=POLICY_ROOT % 'suspend', check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Suspend a server.',

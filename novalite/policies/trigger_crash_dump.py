@@ -8,7 +8,7 @@ from novalite.policies import base
 
 POLICY_NAME = 'os_compute_api:servers:trigger_crash_dump'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=POLICY_NAME, check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Trigger a crash dump in a server.',

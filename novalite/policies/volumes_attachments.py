@@ -11,7 +11,7 @@ POLICY_ROOT = 'os_compute_api:os-volumes-attachments:%s'
 _COLLECTION = '/servers/{server_id}/os-volume_attachments'
 _MEMBER = _COLLECTION + '/{volume_id}'
 
-rules = [
+rules: list[policy.RuleDefault] = [
     policy.DocumentedRuleDefault(
         name=POLICY_ROOT % 'index', check_str=base.PROJECT_READER_OR_ADMIN,
         description='List volume attachments for an instance',
