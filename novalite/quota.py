@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from oslo_concurrency import lockutils
 from oslo_db import exception as db_exc
@@ -41,6 +41,7 @@ from novalite.db.api import models as api_models
 from novalite.db.main import models as main_models
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import CursorResult
     from sqlalchemy.orm import Session
 
     from novalite.context import RequestContext
@@ -140,12 +141,16 @@ def get_limits(context: Any, project_id: str, user_id: str | None = None) -> dic
 
 def set_limits(project_id: str, limits: dict[str, int], user_id: str | None = None) -> None:
     """Store project (or, with ``user_id``, per-user) limits; other resources untouched."""
-    model = api_models.ProjectUserQuota if user_id else api_models.Quota
+    model: type[api_models.ProjectUserQuota | api_models.Quota] = (
+        api_models.ProjectUserQuota if user_id else api_models.Quota)
     keys = {'project_id': project_id}
     if user_id:
         keys['user_id'] = user_id
     with engine.api_writer() as session:
-        rows = {r.resource: r for r in session.scalars(select(model).filter_by(**keys))}
+        found: Sequence[api_models.ProjectUserQuota | api_models.Quota] = (
+            session.scalars(select(api_models.ProjectUserQuota).filter_by(**keys)).all()
+            if user_id else session.scalars(select(api_models.Quota).filter_by(**keys)).all())
+        rows = {r.resource: r for r in found}
         for resource, hard_limit in limits.items():
             if resource in rows:
                 rows[resource].hard_limit = hard_limit
@@ -337,9 +342,10 @@ def project_lock(project_id: str) -> Iterator[Session]:
     """
     _ensure_lock_row(project_id)
     with lockutils.lock('quota-%s' % project_id), engine.api_transaction() as session:
-        locked = session.execute(
+        # An UPDATE's result is a CursorResult (the library's stub says Result).
+        locked = cast('CursorResult[Any]', session.execute(
             update(api_models.QuotaLock).where(api_models.QuotaLock.project_id == project_id)
-            .values(updated_at=timeutils.utcnow())).rowcount
+            .values(updated_at=timeutils.utcnow()))).rowcount
         if not locked and session.scalar(
                 select(api_models.QuotaLock.project_id).with_for_update()
                 .where(api_models.QuotaLock.project_id == project_id)) is None:

@@ -2,16 +2,20 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import delete, select
 from novalite.objects import base
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import CursorResult
 
 AZ_KEY = 'availability_zone'
 
@@ -25,7 +29,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
     hosts: list[str]
     metadata: dict[str, str]
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'name': fields.StringField(),
@@ -38,7 +42,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         return self.metadata.get(AZ_KEY)
 
     @classmethod
-    def _from_db_object(cls, context: Any, row: Any, hosts: list[str],
+    def _from_db_object(cls, context: RequestContext, row: Any, hosts: list[str],
                         metadata: dict[str, str]) -> Aggregate:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('hosts', 'metadata'))
@@ -48,7 +52,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def _get_one(cls, context: Any, **filters: Any) -> Aggregate:
+    def _get_one(cls, context: RequestContext, **filters: Any) -> Aggregate:
         with engine.api_reader() as session:
             row = session.scalars(select(models.Aggregate).filter_by(**filters)).first()
             if row is None:
@@ -56,11 +60,11 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
             return _load(context, session, [row])[0]
 
     @classmethod
-    def get_by_id(cls, context: Any, aggregate_id: int) -> Aggregate:
+    def get_by_id(cls, context: RequestContext, aggregate_id: int) -> Aggregate:
         return cls._get_one(context, id=aggregate_id)
 
     @classmethod
-    def get_by_uuid(cls, context: Any, uuid: str) -> Aggregate:
+    def get_by_uuid(cls, context: RequestContext, uuid: str) -> Aggregate:
         return cls._get_one(context, uuid=uuid)
 
     def create(self) -> None:
@@ -120,9 +124,10 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
 
     def delete_host(self, host: str) -> None:
         with engine.api_writer() as session:
-            result = session.execute(delete(models.AggregateHost).where(
-                models.AggregateHost.aggregate_id == self.id,
-                models.AggregateHost.host == host))
+            # A DELETE's result is a CursorResult (the library's stub says Result).
+            result = cast('CursorResult[Any]', session.execute(delete(
+                models.AggregateHost).where(models.AggregateHost.aggregate_id == self.id,
+                                            models.AggregateHost.host == host)))
             if not result.rowcount:
                 raise exception.AggregateHostNotFound(aggregate_id=self.id, host=host)
         self.hosts = [h for h in self.hosts if h != host]
@@ -162,7 +167,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
             session.delete(row)
 
 
-def _load(context: Any, session: Any, rows: list) -> list[Aggregate]:
+def _load(context: RequestContext, session: Any, rows: list) -> list[Aggregate]:
     """Aggregates of ``rows`` with their hosts and metadata: three queries in all."""
     ids = [r.id for r in rows]
     hosts: dict[int, list[str]] = defaultdict(list)
@@ -187,14 +192,15 @@ class AggregateList(base.ObjectListBase['Aggregate'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('Aggregate')}
 
     @classmethod
-    def get_all(cls, context: Any) -> AggregateList:
+    def get_all(cls, context: RequestContext) -> AggregateList:
         with engine.api_reader() as session:
             rows = list(session.scalars(select(models.Aggregate)
                                         .order_by(models.Aggregate.id)))
             return cls(context, objects=_load(context, session, rows))
 
     @classmethod
-    def get_by_host(cls, context: Any, host: str, key: str | None = None) -> AggregateList:
+    def get_by_host(cls, context: RequestContext, host: str,
+                    key: str | None = None) -> AggregateList:
         """The aggregates ``host`` is in; only those having metadata ``key`` if given."""
         query = select(models.Aggregate).join(
             models.AggregateHost, models.AggregateHost.aggregate_id == models.Aggregate.id
@@ -208,7 +214,7 @@ class AggregateList(base.ObjectListBase['Aggregate'], base.NovaliteObject):
             return cls(context, objects=_load(context, session, rows))
 
     @classmethod
-    def get_by_hosts(cls, context: Any, hosts: list[str]) -> dict[str, list[Aggregate]]:
+    def get_by_hosts(cls, context: RequestContext, hosts: list[str]) -> dict[str, list[Aggregate]]:
         """Each of ``hosts`` with its aggregates (hosts in none map to []), in one pass."""
         by_host: dict[str, list[Aggregate]] = {h: [] for h in hosts}
         wanted = set(hosts)

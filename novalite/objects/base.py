@@ -136,7 +136,7 @@ class NovalitePersistentObject:
     deleted_at: datetime.datetime | None
     deleted: bool
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
         'deleted_at': fields.DateTimeField(nullable=True),
@@ -171,7 +171,7 @@ class NovaliteTimestampObject:
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'created_at': fields.DateTimeField(nullable=True),
         'updated_at': fields.DateTimeField(nullable=True),
     }

@@ -15,6 +15,7 @@ from oslo_utils import timeutils, versionutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import select
@@ -82,7 +83,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
     taken_at: datetime.datetime | None
     delete_requested: bool
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
         'instance_uuid': fields.UUIDField(),
         'project_id': fields.StringField(),
@@ -101,7 +102,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
                 primitive.pop(name, None)
 
     @classmethod
-    def _from_db_object(cls, context, row) -> BuildRequest:
+    def _from_db_object(cls, context: RequestContext, row) -> BuildRequest:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('instance', 'tags'))
         obj.instance = _instances(row.instance)
@@ -111,7 +112,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def get_by_instance_uuid(cls, context, instance_uuid: str) -> BuildRequest:
+    def get_by_instance_uuid(cls, context: RequestContext, instance_uuid: str) -> BuildRequest:
         with engine.api_connection() as connection:
             row = connection.execute(_statements().by_uuid, {'uuid': instance_uuid}).first()
         if row is None:
@@ -197,7 +198,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
         return True
 
     @classmethod
-    def delete_or_request(cls, context, instance_uuid: str) -> bool:
+    def delete_or_request(cls, context: RequestContext, instance_uuid: str) -> bool:
         """The API's delete of a server still being scheduled: True if the row was
         deleted (no conductor had taken it, so nothing was claimed for it), False if a
         conductor holds it and was asked to finish the delete.
@@ -238,7 +239,7 @@ class BuildRequestList(base.ObjectListBase['BuildRequest'], base.NovaliteObject)
     fields = {'objects': fields.ListOfObjectsField('BuildRequest')}
 
     @classmethod
-    def get_all(cls, context, project_id: str | None = None) -> BuildRequestList:
+    def get_all(cls, context: RequestContext, project_id: str | None = None) -> BuildRequestList:
         reads = _statements()
         with engine.api_connection() as connection:
             if project_id is None:

@@ -1,10 +1,12 @@
 """CellMapping: where one cell's database and message bus are (API database)."""
 from __future__ import annotations
 
+from typing import Any
+
 from oslo_versionedobjects import fields
 
 from novalite import exception
-from novalite.context import CELL0_UUID
+from novalite.context import CELL0_UUID, RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import select
@@ -22,7 +24,7 @@ class CellMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     disabled: bool
     CELL0_UUID = CELL0_UUID
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'name': fields.StringField(nullable=True),
@@ -41,14 +43,14 @@ class CellMapping(base.NovaliteTimestampObject, base.NovaliteObject):
         return self.obj_attr_is_set('uuid') and self.uuid == CELL0_UUID
 
     @classmethod
-    def _from_db_object(cls, context, db_obj) -> CellMapping:
+    def _from_db_object(cls, context: RequestContext, db_obj) -> CellMapping:
         obj = cls(context)
         cls._set_from_db(obj, db_obj)
         obj.obj_reset_changes()
         return obj
 
     @classmethod
-    def get_by_uuid(cls, context, uuid: str) -> CellMapping:
+    def get_by_uuid(cls, context: RequestContext, uuid: str) -> CellMapping:
         with engine.api_reader() as session:
             row = session.scalars(select(models.CellMapping).filter_by(uuid=uuid)).first()
             if row is None:
@@ -86,13 +88,13 @@ class CellMappingList(base.ObjectListBase['CellMapping'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('CellMapping')}
 
     @classmethod
-    def get_all(cls, context) -> CellMappingList:
+    def get_all(cls, context: RequestContext) -> CellMappingList:
         with engine.api_reader() as session:
             rows = session.scalars(select(models.CellMapping).order_by(models.CellMapping.id))
             return cls(context, objects=[CellMapping._from_db_object(context, r) for r in rows])
 
     @classmethod
-    def get_by_disabled(cls, context, disabled: bool) -> CellMappingList:
+    def get_by_disabled(cls, context: RequestContext, disabled: bool) -> CellMappingList:
         with engine.api_reader() as session:
             rows = session.scalars(select(models.CellMapping).filter_by(disabled=disabled)
                                    .order_by(models.CellMapping.id))

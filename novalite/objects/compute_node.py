@@ -4,12 +4,13 @@ Its uuid is also the uuid of the host's root resource provider in Placement.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import main_models as models
 from novalite.db.lazy import select, update
@@ -53,7 +54,7 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
     stats: dict[str, str | None] | None
     supported_instances: list[list[str]] | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'service_id': fields.IntegerField(nullable=True),
@@ -85,7 +86,7 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context, row) -> ComputeNode:
+    def _from_db_object(cls, context: RequestContext, row) -> ComputeNode:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('deleted',) + _JSON_FIELDS)
         for name in _JSON_FIELDS:
@@ -96,7 +97,8 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_host_and_nodename(cls, context, host: str, nodename: str) -> ComputeNode:
+    def get_by_host_and_nodename(cls, context: RequestContext, host: str,
+                                 nodename: str) -> ComputeNode:
         with engine.cell_reader(context) as session:
             row = session.scalars(select(models.ComputeNode)
                                   .filter_by(host=host, hypervisor_hostname=nodename,
@@ -151,26 +153,27 @@ class ComputeNodeList(base.ObjectListBase['ComputeNode'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('ComputeNode')}
 
     @classmethod
-    def _get(cls, context, query) -> ComputeNodeList:
+    def _get(cls, context: RequestContext, query) -> ComputeNodeList:
         with engine.cell_reader(context) as session:
             return cls(context, objects=[ComputeNode._from_db_object(context, r)
                                          for r in session.scalars(query)])
 
     @classmethod
-    def get_all(cls, context) -> ComputeNodeList:
+    def get_all(cls, context: RequestContext) -> ComputeNodeList:
         return cls._get(context, select(models.ComputeNode).filter_by(deleted=0))
 
     @classmethod
-    def get_all_by_uuids(cls, context, uuids: list[str]) -> ComputeNodeList:
+    def get_all_by_uuids(cls, context: RequestContext, uuids: list[str]) -> ComputeNodeList:
         return cls._get(context, select(models.ComputeNode).where(
             models.ComputeNode.uuid.in_(uuids), models.ComputeNode.deleted == 0))
 
     @classmethod
-    def get_all_by_not_mapped(cls, context, mapped_less_than: int = 1) -> ComputeNodeList:
+    def get_all_by_not_mapped(cls, context: RequestContext,
+                              mapped_less_than: int = 1) -> ComputeNodeList:
         return cls._get(context, select(models.ComputeNode).where(
             models.ComputeNode.mapped < mapped_less_than, models.ComputeNode.deleted == 0))
 
     @classmethod
     @base.remotable
-    def get_all_by_host(cls, context, host: str) -> ComputeNodeList:
+    def get_all_by_host(cls, context: RequestContext, host: str) -> ComputeNodeList:
         return cls._get(context, select(models.ComputeNode).filter_by(host=host, deleted=0))

@@ -9,6 +9,7 @@ from oslo_db import exception as db_exc
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import or_, select
@@ -26,7 +27,7 @@ def _reads() -> types.SimpleNamespace:
     from novalite.db.api import models as m
     flavors = m.Flavor.__table__
     specs, projects = m.FlavorExtraSpecs.__table__, m.FlavorProjects.__table__
-    ids = sa.bindparam('ids', expanding=True)
+    ids: sa.BindParameter[list[int]] = sa.bindparam('ids', expanding=True)
     return types.SimpleNamespace(
         by={column: sa.select(flavors).where(flavors.c[column] == sa.bindparam('value'))
             for column in ('id', 'flavorid', 'name')},
@@ -37,7 +38,7 @@ def _reads() -> types.SimpleNamespace:
                       sa.null()).where(projects.c.flavor_id.in_(ids))))
 
 
-def _read_one(context: Any, column: str, value: Any) -> Flavor | None:
+def _read_one(context: RequestContext, column: str, value: Any) -> Flavor | None:
     with engine.api_connection() as connection:
         reads = _reads()
         row = connection.execute(reads.by[column], {'value': value}).first()
@@ -77,7 +78,7 @@ class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
     projects: list[str]
     description: str | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
         'name': fields.StringField(nullable=True),
         'memory_mb': fields.IntegerField(),
@@ -96,7 +97,7 @@ class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context, row) -> Flavor:
+    def _from_db_object(cls, context: RequestContext, row) -> Flavor:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('extra_specs', 'projects'))
         obj.extra_specs = {s.key: s.value for s in row.extra_specs}
@@ -105,7 +106,7 @@ class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def _get_by(cls, context, not_found: dict, **filters) -> Flavor:
+    def _get_by(cls, context: RequestContext, not_found: dict, **filters) -> Flavor:
         [(column, value)] = filters.items()
         flavor = _read_one(context, column, value)
         if flavor is None:
@@ -113,15 +114,16 @@ class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
         return flavor
 
     @classmethod
-    def get_by_id(cls, context, id: int) -> Flavor:
+    def get_by_id(cls, context: RequestContext, id: int) -> Flavor:
         return cls._get_by(context, {'flavor_id': id}, id=id)
 
     @classmethod
-    def get_by_flavor_id(cls, context, flavorid: str, read_deleted: str | None = None) -> Flavor:
+    def get_by_flavor_id(cls, context: RequestContext, flavorid: str,
+                         read_deleted: str | None = None) -> Flavor:
         return cls._get_by(context, {'flavor_id': flavorid}, flavorid=flavorid)
 
     @classmethod
-    def get_by_name(cls, context, name: str) -> Flavor:
+    def get_by_name(cls, context: RequestContext, name: str) -> Flavor:
         return cls._get_by(context, {'flavor_id': name}, name=name)
 
     def create(self) -> None:
@@ -224,7 +226,7 @@ class FlavorList(base.ObjectListBase['Flavor'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('Flavor')}
 
     @classmethod
-    def get_all(cls, context, inactive: bool = False, filters: dict | None = None,
+    def get_all(cls, context: RequestContext, inactive: bool = False, filters: dict | None = None,
                 sort_key: str = 'flavorid', sort_dir: str = 'asc', limit: int | None = None,
                 marker: str | None = None) -> FlavorList:
         """Flavors visible to ``context``.

@@ -1,11 +1,12 @@
 """HostMapping: which cell a compute host belongs to (API database)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import select
@@ -23,14 +24,14 @@ class HostMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     host: str
     cell_mapping: objects.CellMapping
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'host': fields.StringField(),
         'cell_mapping': fields.ObjectField('CellMapping'),
     }
 
     @classmethod
-    def _from_db_object(cls, context, row) -> HostMapping:
+    def _from_db_object(cls, context: RequestContext, row) -> HostMapping:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('cell_mapping',))
         obj.cell_mapping = CellMapping._from_db_object(context, row.cell_mapping)
@@ -38,7 +39,7 @@ class HostMapping(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def get_by_host(cls, context, host: str) -> HostMapping:
+    def get_by_host(cls, context: RequestContext, host: str) -> HostMapping:
         with engine.api_reader() as session:
             row = session.scalars(select(models.HostMapping).filter_by(host=host)).first()
             if row is None:
@@ -66,7 +67,7 @@ class HostMappingList(base.ObjectListBase['HostMapping'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('HostMapping')}
 
     @classmethod
-    def get_all(cls, context, cell_id: int | None = None) -> HostMappingList:
+    def get_all(cls, context: RequestContext, cell_id: int | None = None) -> HostMappingList:
         with engine.api_reader() as session:
             query = select(models.HostMapping)
             if cell_id is not None:

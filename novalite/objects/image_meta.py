@@ -27,7 +27,7 @@ class ImageMeta(base.NovaliteObject):
     virtual_size: int | None
     properties: dict[str, str | None]
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.UUIDField(nullable=True),
         'name': fields.StringField(nullable=True),
         'status': fields.StringField(nullable=True),

@@ -12,14 +12,15 @@ import functools
 import threading
 import types
 from collections import defaultdict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, MutableMapping
+from typing import TYPE_CHECKING, Any, cast
 
 from oslo_log import log as logging
 from oslo_utils import timeutils, versionutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import delete, func, or_, select, update
 from novalite.db.lazy import main_models as models
@@ -216,7 +217,7 @@ _flavors = ParsedOnce(_parse_flavors, size=256)
 _network_infos = ParsedOnce(base.from_json, size=1024)
 
 
-def _latest_faults(context: Any, session: Any, uuids: list[str]) -> list:
+def _latest_faults(context: RequestContext, session: Any, uuids: list[str]) -> list:
     """(uuid, latest fault) pairs; ``session`` may be a Core connection, which gets an
     ORM session of its own (in its transaction) for the fault rows."""
     from novalite.objects.instance_fault import InstanceFault
@@ -229,6 +230,7 @@ def _latest_faults(context: Any, session: Any, uuids: list[str]) -> list:
 
 if TYPE_CHECKING:
     import netaddr
+    from sqlalchemy.engine import CursorResult
 
     from novalite import objects
 
@@ -291,7 +293,7 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     fault: objects.InstanceFault | None
     info_cache: objects.InstanceInfoCache
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
         'uuid': fields.UUIDField(),
         'user_id': fields.StringField(nullable=True),
@@ -360,7 +362,7 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     # -- loading -----------------------------------------------------------------------
 
     @classmethod
-    def _from_db_object(cls, context, row, extras: dict | None = None,
+    def _from_db_object(cls, context: RequestContext, row, extras: dict | None = None,
                         expected_attrs: tuple = ()) -> Instance:
         obj = cls(context)
         _copy_columns(obj, row)
@@ -418,7 +420,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_uuid(cls, context, uuid: str, expected_attrs: list | None = None) -> Instance:
+    def get_by_uuid(cls, context: RequestContext, uuid: str,
+                    expected_attrs: list | None = None) -> Instance:
         expected = tuple(expected_attrs or ())
         reads = _reads()
         query = reads.live_instance if getattr(context, 'read_deleted', 'no') == 'no' \
@@ -446,8 +449,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
             self.obj_reset_changes([attrname])
             return
         if attrname in ('metadata', 'system_metadata', 'tags'):
-            setattr(self, attrname, self.fields[attrname].default.copy()
-                    if hasattr(self.fields[attrname].default, 'copy') else [])
+            copy = getattr(self.fields[attrname].default, 'copy', None)
+            setattr(self, attrname, copy() if copy is not None else [])
             self.obj_reset_changes([attrname])
             return
         raise exception.ObjectActionError(action='obj_load_attr',
@@ -520,7 +523,10 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
             # What the row holds now: the values given, the columns' defaults (filled in
             # by SQLAlchemy, client side) and NULL for the rest.
             stored = result.last_inserted_params()
-            stored['id'] = result.inserted_primary_key[0]
+            key = result.inserted_primary_key
+            # One row inserted with one set of parameters: one mapping and its key.
+            assert isinstance(stored, MutableMapping) and key is not None
+            stored['id'] = key[0]
             row = types.SimpleNamespace(**{name: stored.get(name)
                                            for name in _orm_column_names()})
             self._write_extras(conn, row.uuid, changes, creating=True)
@@ -577,7 +583,7 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         values['updated_at'] = timeutils.utcnow()
         params = {'v_' + name: value for name, value in values.items()}
         params['w_uuid'] = self.uuid
-        shapes = []
+        shapes: list[bool | None] = []
         for column, expected in (('task_state', expected_task_state),
                                  ('vm_state', expected_vm_state)):
             if expected is None:
@@ -619,9 +625,10 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                       task_state=None)
         values.setdefault('terminated_at', func.coalesce(models.Instance.terminated_at, now))
         with engine.cell_writer(self._context) as session:
-            done = session.execute(update(models.Instance).where(
+            # An UPDATE's result is a CursorResult (the library's stub says Result).
+            done = cast('CursorResult[Any]', session.execute(update(models.Instance).where(
                 models.Instance.uuid == self.uuid, models.Instance.deleted == 0)
-                .values(**values)).rowcount
+                .values(**values))).rowcount
             if done != 1:
                 raise exception.InstanceNotFound(instance_id=self.uuid)
             for table in (models.InstanceMetadata, models.InstanceSystemMetadata,
@@ -641,7 +648,7 @@ class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('Instance')}
 
     @classmethod
-    def _from_rows(cls, context, session, rows, expected_attrs=()) -> InstanceList:
+    def _from_rows(cls, context: RequestContext, session, rows, expected_attrs=()) -> InstanceList:
         uuids = [r.uuid for r in rows]
         extras = Instance._load_extras(context, session, uuids, tuple(expected_attrs),
                                        fault_uuids=_with_fault(rows))
@@ -651,7 +658,8 @@ class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_host(cls, context, host: str, expected_attrs: list | None = None) -> InstanceList:
+    def get_by_host(cls, context: RequestContext, host: str,
+                    expected_attrs: list | None = None) -> InstanceList:
         with engine.cell_reader(context) as session:
             rows = list(session.scalars(select(models.Instance)
                                         .filter_by(host=host, deleted=0)))
@@ -659,7 +667,7 @@ class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_active_by_window_joined(cls, context, begin: datetime.datetime | str,
+    def get_active_by_window_joined(cls, context: RequestContext, begin: datetime.datetime | str,
                                     end: datetime.datetime | str | None = None,
                                     host: str | None = None,
                                     expected_attrs: list | None = None) -> InstanceList:
@@ -684,7 +692,7 @@ class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_uuids(cls, context, uuids: list[str]) -> InstanceList:
+    def get_by_uuids(cls, context: RequestContext, uuids: list[str]) -> InstanceList:
         """The instances of this cell with these uuids, deleted ones included (what a
         compute host asks about allocations and guests it does not track)."""
         if not uuids:
@@ -695,7 +703,8 @@ class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
             return cls._from_rows(context, session, rows)
 
     @classmethod
-    def get_by_filters(cls, context, filters: dict, sort_keys: list[str] | None = None,
+    def get_by_filters(cls, context: RequestContext, filters: dict,
+                       sort_keys: list[str] | None = None,
                        sort_dirs: list[str] | None = None, limit: int | None = None,
                        marker: str | None = None,
                        expected_attrs: list | None = None) -> InstanceList:
@@ -712,7 +721,8 @@ class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
             return cls._from_rows(context, connection, rows, expected_attrs or ())
 
     @classmethod
-    def get_counts(cls, context, project_id: str, user_id: str | None = None) -> dict:
+    def get_counts(cls, context: RequestContext, project_id: str,
+                   user_id: str | None = None) -> dict:
         """Usage of the project (and user) in this cell: instances, cores, ram."""
         query = select(func.count(models.Instance.id),
                        func.coalesce(func.sum(models.Instance.vcpus), 0),

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import traceback as tb
 import types
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from oslo_utils import timeutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import insert, select, update
 from novalite.db.lazy import main_models as models
@@ -21,6 +22,16 @@ def _naive(value):
 
 if TYPE_CHECKING:
     import datetime
+
+    from sqlalchemy.engine import CursorResult, Result
+
+
+def _inserted_id(result: Result[Any]) -> int:
+    """The primary key of the one row an INSERT wrote."""
+    # An INSERT's result is a CursorResult (the library's stub says Result).
+    key = cast('CursorResult[Any]', result).inserted_primary_key
+    assert key is not None
+    return key[0]
 
 
 @base.NovaliteObjectRegistry.register
@@ -36,7 +47,7 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
     finish_time: datetime.datetime | None
     message: str | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
         'action': fields.StringField(nullable=True),
         'instance_uuid': fields.UUIDField(nullable=True),
@@ -50,7 +61,7 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def action_start(cls, context, instance_uuid: str, action_name: str,
+    def action_start(cls, context: RequestContext, instance_uuid: str, action_name: str,
                      want_result: bool = True) -> InstanceAction | None:
         now = timeutils.utcnow()
         with engine.cell_writer(context) as session:
@@ -64,18 +75,18 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
             return cls._from_db_object(context, row) if want_result else None
 
     @classmethod
-    def start_with_events(cls, context, instance_uuid: str, action_name: str,
+    def start_with_events(cls, context: RequestContext, instance_uuid: str, action_name: str,
                           events: list[tuple[str, str | None, str | None]]) -> None:
         """The action and its first events, written together (database side only: the
         conductor creating an instance). Each event is ``(name, host, result)``: with a
         result (``Success``/``Error``) it is finished at once, without one only started."""
         now = timeutils.utcnow()
         with engine.cell_writer(context) as session:
-            action_id = session.execute(insert(models.InstanceAction).values(
+            action_id = _inserted_id(session.execute(insert(models.InstanceAction).values(
                 action=action_name, instance_uuid=instance_uuid,
                 request_id=context.request_id, user_id=context.user_id,
                 project_id=context.project_id, start_time=now,
-                updated_at=now)).inserted_primary_key[0]
+                updated_at=now)))
             if events:
                 session.execute(insert(models.InstanceActionEvent), [
                     {'event': name, 'action_id': action_id, 'host': host, 'start_time': now,
@@ -84,7 +95,8 @@ class InstanceAction(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_request_id(cls, context, instance_uuid: str, request_id: str) -> InstanceAction:
+    def get_by_request_id(cls, context: RequestContext, instance_uuid: str,
+                          request_id: str) -> InstanceAction:
         with engine.cell_reader(context) as session:
             row = session.scalars(select(models.InstanceAction)
                                   .filter_by(instance_uuid=instance_uuid,
@@ -102,7 +114,8 @@ class InstanceActionList(base.ObjectListBase['InstanceAction'], base.NovaliteObj
     fields = {'objects': fields.ListOfObjectsField('InstanceAction')}
 
     @classmethod
-    def get_by_instance_uuid(cls, context, instance_uuid: str, limit: int | None = None,
+    def get_by_instance_uuid(cls, context: RequestContext, instance_uuid: str,
+                             limit: int | None = None,
                              marker: str | None = None,
                              filters: dict | None = None) -> InstanceActionList:
         """The actions of an instance, newest first.
@@ -147,7 +160,7 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
     host: str | None
     details: str | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
         'event': fields.StringField(nullable=True),
         'action_id': fields.IntegerField(nullable=True),
@@ -174,7 +187,7 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def event_start(cls, context, instance_uuid: str, event_name: str,
+    def event_start(cls, context: RequestContext, instance_uuid: str, event_name: str,
                     host: str | None = None) -> InstanceActionEvent:
         with engine.cell_writer(context) as session:
             action_id = cls._action_id(session, context, instance_uuid)
@@ -189,7 +202,7 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def event_finish(cls, context, instance_uuid: str, event_name: str,
+    def event_finish(cls, context: RequestContext, instance_uuid: str, event_name: str,
                      exc_val: str | None = None, exc_tb: str | None = None,
                      host: str | None = None) -> InstanceActionEvent:
         """Finish the latest unfinished event of that name; an error also marks the action
@@ -213,8 +226,7 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
                 values = {'event': event_name, 'action_id': action_id, 'start_time': now,
                           'host': host, 'created_at': now, 'updated_at': None,
                           'deleted_at': None, 'deleted': 0, **finished}
-                values['id'] = session.execute(
-                    insert(events).values(**values)).inserted_primary_key[0]
+                values['id'] = _inserted_id(session.execute(insert(events).values(**values)))
             else:
                 values = {**started._mapping, 'updated_at': now, **finished}
                 session.execute(update(events).where(events.c.id == started.id)
@@ -235,7 +247,7 @@ class InstanceActionEventList(base.ObjectListBase['InstanceActionEvent'], base.N
     fields = {'objects': fields.ListOfObjectsField('InstanceActionEvent')}
 
     @classmethod
-    def get_by_action(cls, context, action_id: int) -> InstanceActionEventList:
+    def get_by_action(cls, context: RequestContext, action_id: int) -> InstanceActionEventList:
         with engine.cell_reader(context) as session:
             rows = session.scalars(select(models.InstanceActionEvent)
                                    .filter_by(action_id=action_id)

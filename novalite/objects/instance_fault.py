@@ -7,6 +7,7 @@ from typing import Any
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import main_models as models
 from novalite.db.lazy import select
@@ -23,7 +24,7 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
     details: str | None
     host: str | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
         'instance_uuid': fields.UUIDField(),
         'code': fields.IntegerField(),
@@ -33,7 +34,7 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
     }
 
     @classmethod
-    def latest_for_instances(cls, context, session, uuids: list[str]):
+    def latest_for_instances(cls, context: RequestContext, session, uuids: list[str]):
         """(uuid, latest fault) pairs, for instances that have a fault."""
         rows = session.scalars(select(models.InstanceFault)
                                .where(models.InstanceFault.instance_uuid.in_(uuids),
@@ -48,7 +49,8 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_latest_for_instance(cls, context, instance_uuid: str) -> InstanceFault | None:
+    def get_latest_for_instance(cls, context: RequestContext,
+                                instance_uuid: str) -> InstanceFault | None:
         with engine.cell_reader(context) as session:
             for _uuid, fault in cls.latest_for_instances(context, session, [instance_uuid]):
                 return fault
@@ -67,7 +69,7 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
         self.obj_reset_changes()
 
     @classmethod
-    def from_exception(cls, context, instance_uuid: str, error: BaseException,
+    def from_exception(cls, context: RequestContext, instance_uuid: str, error: BaseException,
                        host: str | None = None, with_traceback: bool = True) -> InstanceFault:
         """A fault that says what ``error`` says; a non-"safe" 500 hides its text from
         non-admins in the API view, as Nova does."""
@@ -92,7 +94,7 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
                    details=details, host=host)
 
 
-def add_instance_fault_from_exc(context: Any, instance: Any, error: BaseException,
+def add_instance_fault_from_exc(context: RequestContext, instance: Any, error: BaseException,
                                 host: str | None = None) -> None:
     """Record ``error`` as the latest fault of ``instance``."""
     InstanceFault.from_exception(context, instance.uuid, error, host=host).create()

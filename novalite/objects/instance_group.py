@@ -12,6 +12,7 @@ from oslo_versionedobjects import fields
 
 from novalite import context as nl_context
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import delete, main_models, select
@@ -39,7 +40,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
     members: list[str]
     hosts: list[str] | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'name': fields.StringField(nullable=True),
@@ -54,7 +55,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context: Any, row: Any, policy: Any,
+    def _from_db_object(cls, context: RequestContext, row: Any, policy: Any,
                         members: list[str]) -> InstanceGroup:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('policy', 'rules', 'members', 'hosts'))
@@ -65,7 +66,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def _load(cls, context: Any, session: Any, row: Any) -> InstanceGroup:
+    def _load(cls, context: RequestContext, session: Any, row: Any) -> InstanceGroup:
         policy = session.scalars(select(models.InstanceGroupPolicy)
                                  .filter_by(group_id=row.id)).first()
         members = list(session.scalars(
@@ -75,7 +76,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_uuid(cls, context: Any, uuid: str) -> InstanceGroup:
+    def get_by_uuid(cls, context: RequestContext, uuid: str) -> InstanceGroup:
         """The group ``uuid``, if ``context`` may see it (see ``_visible``).
 
         :raises InstanceGroupNotFound: no such group, or one of another project
@@ -89,7 +90,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_instance_uuid(cls, context: Any, instance_uuid: str) -> InstanceGroup:
+    def get_by_instance_uuid(cls, context: RequestContext, instance_uuid: str) -> InstanceGroup:
         """The group ``instance_uuid`` is a member of, if ``context`` may see it."""
         with engine.api_reader() as session:
             row = session.scalars(_visible(
@@ -142,7 +143,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
         self.obj_reset_changes()
 
     @classmethod
-    def add_members(cls, context: Any, group_uuid: str, instance_uuids: list[str],
+    def add_members(cls, context: RequestContext, group_uuid: str, instance_uuids: list[str],
                     session: Any = None) -> list[str]:
         """Add ``instance_uuids`` to the group (in ``session``'s transaction if given).
 
@@ -225,7 +226,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
             session.delete(row)
 
 
-def _visible(context: Any, query: Any) -> Any:
+def _visible(context: RequestContext, query: Any) -> Any:
     """``query`` narrowed to the groups ``context`` may see: its project's, or every
     group for an administrator. Another project's group does not exist for a caller,
     as in Nova: a show or a ``group`` hint answers as for an unknown uuid, so group
@@ -235,14 +236,14 @@ def _visible(context: Any, query: Any) -> Any:
     return query.filter(models.InstanceGroup.project_id == context.project_id)
 
 
-def _not_deleted(cctxt: Any, uuids: list[str]) -> set[str]:
+def _not_deleted(cctxt: RequestContext, uuids: list[str]) -> set[str]:
     with engine.cell_reader(cctxt) as session:
         return set(session.scalars(
             select(main_models.Instance.uuid).where(
                 main_models.Instance.uuid.in_(uuids), main_models.Instance.deleted == 0)))
 
 
-def _member_hosts(cctxt: Any, uuids: list[str]) -> set[str]:
+def _member_hosts(cctxt: RequestContext, uuids: list[str]) -> set[str]:
     with engine.cell_reader(cctxt) as session:
         return set(session.scalars(
             select(main_models.Instance.host).where(
@@ -256,7 +257,7 @@ class InstanceGroupList(base.ObjectListBase['InstanceGroup'], base.NovaliteObjec
     fields = {'objects': fields.ListOfObjectsField('InstanceGroup')}
 
     @classmethod
-    def _get(cls, context: Any, project_id: str | None) -> InstanceGroupList:
+    def _get(cls, context: RequestContext, project_id: str | None) -> InstanceGroupList:
         query = select(models.InstanceGroup).order_by(models.InstanceGroup.id)
         if project_id is not None:
             query = query.filter_by(project_id=project_id)
@@ -278,9 +279,9 @@ class InstanceGroupList(base.ObjectListBase['InstanceGroup'], base.NovaliteObjec
             for r in rows])
 
     @classmethod
-    def get_all(cls, context: Any) -> InstanceGroupList:
+    def get_all(cls, context: RequestContext) -> InstanceGroupList:
         return cls._get(context, None)
 
     @classmethod
-    def get_by_project_id(cls, context: Any, project_id: str) -> InstanceGroupList:
+    def get_by_project_id(cls, context: RequestContext, project_id: str) -> InstanceGroupList:
         return cls._get(context, project_id)

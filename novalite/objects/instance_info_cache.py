@@ -13,6 +13,7 @@ from typing import Any
 from oslo_serialization import jsonutils
 from oslo_versionedobjects import fields
 
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import main_models as models
 from novalite.db.lazy import select, update
@@ -62,13 +63,13 @@ class InstanceInfoCache(base.NovaliteObject):
     instance_uuid: str
     network_info: model.NetworkInfo
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'instance_uuid': fields.UUIDField(),
         'network_info': NetworkModelField(default=[]),
     }
 
     @classmethod
-    def loaded(cls, context: Any, instance_uuid: str,
+    def loaded(cls, context: RequestContext, instance_uuid: str,
                network_info: model.NetworkInfo | None = None) -> InstanceInfoCache:
         """The cache as stored (nothing changed yet)."""
         cache = cls(context, instance_uuid=instance_uuid, network_info=network_info or [])
@@ -77,7 +78,7 @@ class InstanceInfoCache(base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_instance_uuid(cls, context: Any, instance_uuid: str) -> InstanceInfoCache:
+    def get_by_instance_uuid(cls, context: RequestContext, instance_uuid: str) -> InstanceInfoCache:
         table = models.InstanceInfoCache.__table__
         with engine.cell_connection(context) as connection:
             text = connection.execute(select(table.c.network_info).where(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import select, update
@@ -36,7 +37,7 @@ def _reads() -> types.SimpleNamespace:
                         *[build.c[name].label('br_' + name) for name in _BUILD_REQUEST_COLUMNS]
                         ).select_from(with_cell.outerjoin(
                             build, build.c.instance_uuid == mapping.c.instance_uuid))
-    uuid = sa.bindparam('uuid')
+    uuid: sa.BindParameter[str] = sa.bindparam('uuid')
     return types.SimpleNamespace(
         by_uuid=base_query.where(mapping.c.instance_uuid == uuid),
         by_uuids=base_query.where(
@@ -66,7 +67,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     user_id: str | None
     queued_for_delete: bool
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'instance_uuid': fields.UUIDField(),
         'cell_mapping': fields.ObjectField('CellMapping', nullable=True),
@@ -76,7 +77,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context, row) -> InstanceMapping:
+    def _from_db_object(cls, context: RequestContext, row) -> InstanceMapping:
         """The mapping of a row of ``_reads()`` (its cell's columns prefixed ``cm_``)."""
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('cell_mapping',))
@@ -86,7 +87,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def get_by_instance_uuid(cls, context, instance_uuid: str) -> InstanceMapping:
+    def get_by_instance_uuid(cls, context: RequestContext, instance_uuid: str) -> InstanceMapping:
         with engine.api_connection() as connection:
             row = connection.execute(_reads().by_uuid, {'uuid': instance_uuid}).first()
         if row is None:
@@ -94,7 +95,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
         return cls._from_db_object(context, row)
 
     @classmethod
-    def get_with_build_request(cls, context, instance_uuid: str
+    def get_with_build_request(cls, context: RequestContext, instance_uuid: str
                                ) -> tuple[InstanceMapping, BuildRequest | None]:
         """The mapping and, while the server has no cell, its build request (None if
         the conductor deleted it meanwhile), read in one query: what a status poll of a
@@ -137,7 +138,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
         self.obj_reset_changes()
 
     @classmethod
-    def set_cell(cls, context, instance_uuid: str, cell_mapping) -> None:
+    def set_cell(cls, context: RequestContext, instance_uuid: str, cell_mapping) -> None:
         """Point the mapping of ``instance_uuid`` at ``cell_mapping``: one UPDATE, without
         reading the mapping first (the conductor, once the instance is in its cell)."""
         with engine.api_writer() as session:
@@ -159,7 +160,8 @@ class InstanceMappingList(base.ObjectListBase['InstanceMapping'], base.NovaliteO
     fields = {'objects': fields.ListOfObjectsField('InstanceMapping')}
 
     @classmethod
-    def get_by_instance_uuids(cls, context, uuids: list[str]) -> InstanceMappingList:
+    def get_by_instance_uuids(cls, context: RequestContext,
+                              uuids: list[str]) -> InstanceMappingList:
         if not uuids:
             return cls(context, objects=[])
         with engine.api_connection() as connection:
@@ -168,7 +170,7 @@ class InstanceMappingList(base.ObjectListBase['InstanceMapping'], base.NovaliteO
                                      for r in rows])
 
     @classmethod
-    def get_by_project_id(cls, context, project_id: str) -> InstanceMappingList:
+    def get_by_project_id(cls, context: RequestContext, project_id: str) -> InstanceMappingList:
         with engine.api_connection() as connection:
             rows = connection.execute(_reads().by_project, {'project_id': project_id}).all()
         return cls(context, objects=[InstanceMapping._from_db_object(context, r)

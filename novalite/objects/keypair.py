@@ -1,10 +1,13 @@
 """KeyPair: a user's public key, injected into servers booted with its name (API DB)."""
 from __future__ import annotations
 
+from typing import Any
+
 from oslo_db import exception as db_exc
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import func, select
@@ -24,7 +27,7 @@ class KeyPair(base.NovaliteTimestampObject, base.NovaliteObject):
     public_key: str | None
     type: str
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
         'name': fields.StringField(nullable=True),
         'user_id': fields.StringField(nullable=True),
@@ -34,7 +37,7 @@ class KeyPair(base.NovaliteTimestampObject, base.NovaliteObject):
     }
 
     @classmethod
-    def get_by_name(cls, context, user_id: str, name: str) -> KeyPair:
+    def get_by_name(cls, context: RequestContext, user_id: str, name: str) -> KeyPair:
         with engine.api_reader() as session:
             row = session.scalars(select(models.KeyPair)
                                   .filter_by(user_id=user_id, name=name)).first()
@@ -76,7 +79,7 @@ class KeyPairList(base.ObjectListBase['KeyPair'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('KeyPair')}
 
     @classmethod
-    def get_by_user(cls, context, user_id: str, limit: int | None = None,
+    def get_by_user(cls, context: RequestContext, user_id: str, limit: int | None = None,
                     marker: str | None = None) -> KeyPairList:
         """The user's key pairs by name; ``marker`` is the name of the last one seen.
 
@@ -101,7 +104,7 @@ class KeyPairList(base.ObjectListBase['KeyPair'], base.NovaliteObject):
         return cls(context, objects=objs)
 
     @classmethod
-    def get_count_by_user(cls, context, user_id: str) -> int:
+    def get_count_by_user(cls, context: RequestContext, user_id: str) -> int:
         with engine.api_reader() as session:
             return session.scalar(select(func.count(models.KeyPair.id))
                                   .filter_by(user_id=user_id)) or 0

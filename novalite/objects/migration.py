@@ -13,6 +13,7 @@ from oslo_utils import timeutils, uuidutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import and_, or_, select
 from novalite.db.lazy import main_models as models
@@ -47,7 +48,7 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
     user_id: str | None
     project_id: str | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'source_compute': fields.StringField(nullable=True),
@@ -72,7 +73,7 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_id(cls, context: Any, migration_id: int) -> Migration:
+    def get_by_id(cls, context: RequestContext, migration_id: int) -> Migration:
         with engine.cell_reader(context) as session:
             row = session.get(models.Migration, migration_id)
             if row is None or row.deleted:
@@ -81,7 +82,7 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_uuid(cls, context: Any, migration_uuid: str) -> Migration:
+    def get_by_uuid(cls, context: RequestContext, migration_uuid: str) -> Migration:
         with engine.cell_reader(context) as session:
             row = session.scalars(select(models.Migration)
                                   .filter_by(uuid=migration_uuid, deleted=0)).first()
@@ -91,7 +92,7 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_instance_and_status(cls, context: Any, instance_uuid: str,
+    def get_by_instance_and_status(cls, context: RequestContext, instance_uuid: str,
                                    status: str) -> Migration:
         """The newest migration of the instance in ``status``.
 
@@ -168,14 +169,14 @@ class MigrationList(base.ObjectListBase['Migration'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('Migration')}
 
     @classmethod
-    def _get(cls, context: Any, query: Any) -> MigrationList:
+    def _get(cls, context: RequestContext, query: Any) -> MigrationList:
         with engine.cell_reader(context) as session:
             return cls(context, objects=[Migration._from_db_object(context, r)
                                          for r in session.scalars(query)])
 
     @classmethod
     @base.remotable
-    def get_by_filters(cls, context: Any, filters: dict, limit: int | None = None,
+    def get_by_filters(cls, context: RequestContext, filters: dict, limit: int | None = None,
                        after: tuple | None = None, newest_first: bool = False
                        ) -> MigrationList:
         """The migrations of this cell matching ``filters``.
@@ -199,7 +200,7 @@ class MigrationList(base.ObjectListBase['Migration'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_in_progress_by_host_and_node(cls, context: Any, host: str, node: str
+    def get_in_progress_by_host_and_node(cls, context: RequestContext, host: str, node: str
                                          ) -> MigrationList:
         """Unfinished migrations to or from ``host``/``node``."""
         table = models.Migration
@@ -210,7 +211,7 @@ class MigrationList(base.ObjectListBase['Migration'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_in_progress_by_instance(cls, context: Any, instance_uuid: str,
+    def get_in_progress_by_instance(cls, context: RequestContext, instance_uuid: str,
                                     migration_type: str | None = None) -> MigrationList:
         table = models.Migration
         query = select(table).where(table.deleted == 0, table.instance_uuid == instance_uuid,
@@ -222,7 +223,7 @@ class MigrationList(base.ObjectListBase['Migration'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_unconfirmed_by_dest_compute(cls, context: Any, confirm_window: int,
+    def get_unconfirmed_by_dest_compute(cls, context: RequestContext, confirm_window: int,
                                         dest_compute: str) -> MigrationList:
         """Resizes to ``dest_compute`` waiting in VERIFY_RESIZE (status ``finished``)
         for more than ``confirm_window`` seconds."""
@@ -234,7 +235,7 @@ class MigrationList(base.ObjectListBase['Migration'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_evacuations_from_host(cls, context: Any, host: str) -> MigrationList:
+    def get_evacuations_from_host(cls, context: RequestContext, host: str) -> MigrationList:
         """Evacuations away from ``host`` that it has not cleaned up after yet (it was
         down when they ran)."""
         table = models.Migration

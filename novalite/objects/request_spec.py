@@ -1,12 +1,13 @@
 """RequestSpec: what the scheduler needs to place one server (API database)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from oslo_utils import versionutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import select, update
@@ -39,7 +40,7 @@ class RequestSpec(base.NovaliteObject):
     security_groups: list[str]
     requested_networks: list[dict[str, str | None]]
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
         'instance_uuid': fields.UUIDField(),
         'project_id': fields.StringField(nullable=True),
@@ -73,7 +74,8 @@ class RequestSpec(base.NovaliteObject):
             primitive.pop('requested_networks', None)
 
     @classmethod
-    def from_components(cls, context, instance_uuid: str, image, flavor, num_instances: int,
+    def from_components(cls, context: RequestContext, instance_uuid: str, image, flavor,
+                        num_instances: int,
                         availability_zone: str | None = None,
                         scheduler_hints: dict | None = None, project_id: str | None = None,
                         user_id: str | None = None, force_hosts: list | None = None,
@@ -99,7 +101,7 @@ class RequestSpec(base.NovaliteObject):
         return base.obj_to_json(self)
 
     @classmethod
-    def get_by_instance_uuid(cls, context, instance_uuid: str) -> RequestSpec:
+    def get_by_instance_uuid(cls, context: RequestContext, instance_uuid: str) -> RequestSpec:
         with engine.api_reader() as session:
             row = session.scalars(select(models.RequestSpec)
                                   .filter_by(instance_uuid=instance_uuid)).first()
@@ -112,7 +114,7 @@ class RequestSpec(base.NovaliteObject):
             return spec
 
     @classmethod
-    def get_by_instance_uuids(cls, context, instance_uuids: list[str]) -> dict:
+    def get_by_instance_uuids(cls, context: RequestContext, instance_uuids: list[str]) -> dict:
         """{instance uuid: RequestSpec} for many instances in one query."""
         if not instance_uuids:
             return {}

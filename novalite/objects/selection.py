@@ -1,6 +1,8 @@
 """Selection: one host the scheduler chose (or an alternate), with its claim."""
 from __future__ import annotations
 
+from typing import Any
+
 from oslo_serialization import jsonutils
 from oslo_versionedobjects import fields
 
@@ -18,7 +20,7 @@ class Selection(base.NovaliteObject):
     allocation_request_version: str | None
     availability_zone: str | None
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'compute_node_uuid': fields.UUIDField(),
         'service_host': fields.StringField(),
         'nodename': fields.StringField(),

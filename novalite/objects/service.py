@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from oslo_utils import timeutils, uuidutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import main_models as models
 from novalite.db.lazy import or_, select, update
@@ -31,7 +33,7 @@ class Service(base.NovalitePersistentObject, base.NovaliteObject):
     forced_down: bool
     version: int
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'uuid': fields.UUIDField(),
         'host': fields.StringField(nullable=True),
@@ -47,7 +49,8 @@ class Service(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_host_and_binary(cls, context, host: str, binary: str) -> Service | None:
+    def get_by_host_and_binary(cls, context: RequestContext, host: str,
+                               binary: str) -> Service | None:
         with engine.cell_reader(context) as session:
             row = session.scalars(select(models.Service)
                                   .filter_by(host=host, binary=binary, deleted=0)).first()
@@ -55,7 +58,7 @@ class Service(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_id(cls, context, service_id: int) -> Service:
+    def get_by_id(cls, context: RequestContext, service_id: int) -> Service:
         with engine.cell_reader(context) as session:
             row = session.get(models.Service, service_id)
             if row is None or row.deleted:
@@ -126,7 +129,8 @@ class ServiceList(base.ObjectListBase['Service'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_by_binary(cls, context, binary: str, include_disabled: bool = True) -> ServiceList:
+    def get_by_binary(cls, context: RequestContext, binary: str,
+                      include_disabled: bool = True) -> ServiceList:
         with engine.cell_reader(context) as session:
             query = select(models.Service).filter_by(binary=binary, deleted=0)
             if not include_disabled:
@@ -135,7 +139,7 @@ class ServiceList(base.ObjectListBase['Service'], base.NovaliteObject):
                                          for r in session.scalars(query)])
 
     @classmethod
-    def get_all(cls, context) -> ServiceList:
+    def get_all(cls, context: RequestContext) -> ServiceList:
         with engine.cell_reader(context) as session:
             rows = session.scalars(select(models.Service).filter_by(deleted=0)
                                    .order_by(models.Service.id))

@@ -13,6 +13,7 @@ from oslo_utils import timeutils
 from oslo_versionedobjects import fields
 
 from novalite import exception
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.lazy import main_models as models
 from novalite.db.lazy import select, update
@@ -59,7 +60,7 @@ class TaskLog(base.NovalitePersistentObject, base.NovaliteObject):
     task_items: int
     errors: int
 
-    fields = {
+    fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
         'task_name': fields.StringField(),
         'state': fields.StringField(read_only=True),
@@ -73,7 +74,8 @@ class TaskLog(base.NovalitePersistentObject, base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get(cls, context, task_name: str, period_beginning: When, period_ending: When,
+    def get(cls, context: RequestContext, task_name: str, period_beginning: When,
+            period_ending: When,
             host: str,
             state: str | None = None) -> TaskLog | None:
         with engine.cell_reader(context) as session:
@@ -128,7 +130,8 @@ class TaskLogList(base.ObjectListBase['TaskLog'], base.NovaliteObject):
 
     @classmethod
     @base.remotable
-    def get_all(cls, context, task_name: str, period_beginning: When, period_ending: When,
+    def get_all(cls, context: RequestContext, task_name: str, period_beginning: When,
+                period_ending: When,
                 host: str | None = None,
                 state: str | None = None) -> TaskLogList:
         with engine.cell_reader(context) as session:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+from typing import ClassVar
 
 from sqlalchemy import (
     Boolean,
@@ -12,6 +13,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    Table,
     Text,
     UniqueConstraint,
     false,
@@ -22,7 +24,9 @@ from novalite.db.types import MediumText, TimestampMixin
 
 
 class Base(DeclarativeBase):
-    pass
+    # Every model here is mapped to one Table: its Core statements need the Table's
+    # insert()/update()/delete(), which the library's FromClause type does not declare.
+    __table__: ClassVar[Table]
 
 
 class CellMapping(TimestampMixin, Base):

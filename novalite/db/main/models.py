@@ -6,6 +6,7 @@ and ``deleted_at``, so unique keys can include ``deleted``.
 from __future__ import annotations
 
 import datetime
+from typing import ClassVar
 
 from sqlalchemy import (
     BigInteger,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
@@ -25,7 +27,9 @@ from novalite.db.types import MediumText, TimestampMixin
 
 
 class Base(DeclarativeBase):
-    pass
+    # Every model here is mapped to one Table: its Core statements need the Table's
+    # insert()/update()/delete(), which the library's FromClause type does not declare.
+    __table__: ClassVar[Table]
 
 
 class SoftDeleteMixin:
