@@ -5,13 +5,14 @@ import threading
 import time
 from typing import Any
 
+import cachetools
 from oslo_config import cfg
 from oslo_policy import policy as oslo_policy
 
 from novalite import exception
 from novalite.conf import CONF
 
-_ENFORCER: oslo_policy.Enforcer | None = None
+_ENFORCER: _Enforcer | None = None
 _LOCK = threading.Lock()
 # Seconds between two looks at the policy file and policy.d for changes.
 RELOAD_CHECK_INTERVAL = 1.0
@@ -32,7 +33,13 @@ class _Enforcer(oslo_policy.Enforcer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.answers: dict[tuple, bool] = {}
+        # (action, target, credentials) -> allowed; the least recently asked go first.
+        self.answers: cachetools.LRUCache[tuple, bool] = cachetools.LRUCache(MAX_ANSWERS)
+        self.answers_lock = threading.Lock()
+
+    def forget_answers(self) -> None:
+        with self.answers_lock:
+            self.answers.clear()
 
     def load_rules(self, force_reload: bool = False) -> None:
         now = time.monotonic()
@@ -42,15 +49,15 @@ class _Enforcer(oslo_policy.Enforcer):
         before = self.rules
         super().load_rules(force_reload)
         if self.rules is not before:
-            self.answers.clear()
+            self.forget_answers()
 
     def set_rules(self, *args: Any, **kwargs: Any) -> None:
         super().set_rules(*args, **kwargs)
-        self.answers.clear()
+        self.forget_answers()
 
     def clear(self) -> None:
         super().clear()
-        self.answers.clear()
+        self.forget_answers()
 
 
 def _frozen(values: Any) -> tuple | None:
@@ -76,7 +83,7 @@ def _conf_parsed() -> bool:
 
 
 def init(policy_file: str | None = None, rules: dict | None = None,
-         use_conf: bool = True) -> oslo_policy.Enforcer:
+         use_conf: bool = True) -> _Enforcer:
     """Create the enforcer once; ``rules`` (name → check string) override the file.
 
     Before CONF has parsed its arguments there is no policy file to look for, so only
@@ -131,16 +138,18 @@ def authorize(context: Any, action: str, target: dict | None, fatal: bool = True
     if frozen_target is not None and frozen_creds is not None:
         key = (action, frozen_target, frozen_creds)
     enforcer.load_rules()  # at most once a second; forgets the answers if rules changed
-    allowed = enforcer.answers.get(key) if key is not None else None
+    allowed = None
+    if key is not None:
+        with enforcer.answers_lock:
+            allowed = enforcer.answers.get(key)
     if allowed is None:
         try:
             allowed = enforcer.authorize(action, target, credentials, do_raise=False)
         except oslo_policy.InvalidScope:
             allowed = False
         if key is not None:
-            if len(enforcer.answers) >= MAX_ANSWERS:
-                enforcer.answers.clear()
-            enforcer.answers[key] = allowed
+            with enforcer.answers_lock:
+                enforcer.answers[key] = allowed
     if not allowed and fatal:
         raise exception.PolicyNotAuthorized(action=action)
     return allowed

@@ -69,13 +69,19 @@ class _TryAgain(Exception):
 
 def call(what: str, func: Callable[[], T], until: float | None = None,
          before_retry: Callable[[], None] | None = None, max_retries: int | None = None,
-         max_pause: float = MAX_PAUSE) -> T:
+         max_pause: float = MAX_PAUSE,
+         retryable: Callable[[BaseException], bool] = is_transient,
+         quiet: bool = False) -> T:
     """``func()``, tried again while it fails transiently, until the monotonic time
     ``until`` or ``max_retries`` more tries (whichever comes first).
 
     :param what: the step, for the log ("Scheduling 3 servers").
     :param before_retry: undoes what a failed try may have left (a claim) before the
         next; its own transient failure is retried with the step.
+    :param retryable: which failures are tried again: an outage by default; a client
+        retrying its own kind of failure (a broken download, a generation conflict)
+        names it here.
+    :param quiet: log the retries at DEBUG, not WARNING (routine ones).
     :raises: the last failure, when it is not transient or the tries are spent.
     """
     tries = [0]
@@ -92,13 +98,14 @@ def call(what: str, func: Callable[[], T], until: float | None = None,
             return func(), None
         except Exception as exc:
             pause = min((tries[0] + 1) * PAUSE_STEP, max_pause)
-            if not is_transient(exc) or \
+            if not retryable(exc) or \
                     (max_retries is not None and tries[0] >= max_retries) or \
                     (until is not None and time.monotonic() + pause > until):
                 return None, exc
             tries[0] += 1
-            LOG.warning('%s failed (try %d), trying again in %d s: %s: %s', what,
-                        tries[0], pause, type(exc).__name__, exc)
+            LOG.log(logging.DEBUG if quiet else logging.WARNING,
+                    '%s failed (try %d), trying again in %d s: %s: %s', what,
+                    tries[0], pause, type(exc).__name__, exc)
             raise _TryAgain() from exc
 
     result, error = attempt()

@@ -2,37 +2,51 @@
 
 A client polling ``GET /servers/{id}`` asks, each time, which cell holds the server and
 whether its host's compute service is up. The first answer never changes once the
-server is in a cell (novalite does not move servers between cells), so it is kept; the
-second changes with heartbeats that come every ``report_interval`` seconds and is kept
-for ``SERVICE_TTL`` seconds.
+server is in a cell (novalite does not move servers between cells), so it is kept (the
+least recently used beyond ``MAX_ENTRIES`` go); the second changes with heartbeats that
+come every ``report_interval`` seconds and is kept for ``SERVICE_TTL`` seconds.
 """
 from __future__ import annotations
 
-import collections
 import threading
-import time
-from typing import Any
+from typing import TYPE_CHECKING
+
+import cachetools
 
 from novalite import exception, objects
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 MAX_ENTRIES = 20000
 SERVICE_TTL = 1.0
 
 _LOCK = threading.Lock()
-_CELLS: collections.OrderedDict[str, Any] = collections.OrderedDict()
-_SERVICES: dict[tuple[str, str], tuple[float, Any]] = {}
+# Instance uuid -> its cell; a server still being scheduled (no cell yet) is not kept.
+_CELLS: cachetools.LRUCache[str, objects.CellMapping] = cachetools.LRUCache(MAX_ENTRIES)
+# (cell database URL, host) -> the host's compute service, None when it has none.
+_SERVICES: cachetools.TTLCache[tuple[str, str], objects.Service | None] = \
+    cachetools.TTLCache(MAX_ENTRIES, ttl=SERVICE_TTL)
 
 
-def cell_of(context: Any, instance_uuid: str) -> Any:
+def _known_cell(instance_uuid: str) -> objects.CellMapping | None:
+    with _LOCK:
+        return _CELLS.get(instance_uuid)
+
+
+def _remember(instance_uuid: str, cell: objects.CellMapping) -> None:
+    with _LOCK:
+        _CELLS[instance_uuid] = cell
+
+
+def cell_of(context: RequestContext, instance_uuid: str) -> objects.CellMapping | None:
     """The cell mapping of the server, or None while it is a build request.
 
     :raises InstanceMappingNotFound: no such server
     """
-    with _LOCK:
-        cell = _CELLS.get(instance_uuid)
-        if cell is not None:
-            _CELLS.move_to_end(instance_uuid)
-            return cell
+    cell = _known_cell(instance_uuid)
+    if cell is not None:
+        return cell
     mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance_uuid)
     cell = mapping.cell_mapping
     if cell is not None:
@@ -40,7 +54,8 @@ def cell_of(context: Any, instance_uuid: str) -> Any:
     return cell
 
 
-def locate(context: Any, instance_uuid: str) -> tuple[Any, Any]:
+def locate(context: RequestContext, instance_uuid: str
+           ) -> tuple[objects.CellMapping | None, objects.BuildRequest | None]:
     """Where the server is: ``(cell mapping, None)`` once it is in a cell, ``(None,
     build request)`` while it is being scheduled, ``(None, None)`` if its build request
     went but the mapping still had no cell when read (the conductor is between the two
@@ -48,11 +63,9 @@ def locate(context: Any, instance_uuid: str) -> tuple[Any, Any]:
 
     :raises InstanceMappingNotFound: no such server
     """
-    with _LOCK:
-        cell = _CELLS.get(instance_uuid)
-        if cell is not None:
-            _CELLS.move_to_end(instance_uuid)
-            return cell, None
+    cell = _known_cell(instance_uuid)
+    if cell is not None:
+        return cell, None
     mapping, build_request = objects.InstanceMapping.get_with_build_request(
         context, instance_uuid)
     cell = mapping.cell_mapping
@@ -62,31 +75,18 @@ def locate(context: Any, instance_uuid: str) -> tuple[Any, Any]:
     return cell, None
 
 
-def _remember(instance_uuid: str, cell: Any) -> None:
-    with _LOCK:
-        _CELLS[instance_uuid] = cell
-        while len(_CELLS) > MAX_ENTRIES:
-            _CELLS.popitem(last=False)
+def _service_key(context: RequestContext, host: str) -> tuple[str, str]:
+    return context.db_connection or '', host
 
 
-def compute_service(context: Any, host: str) -> Any:
+@cachetools.cached(_SERVICES, key=_service_key, lock=_LOCK)
+def compute_service(context: RequestContext, host: str) -> objects.Service | None:
     """The compute service of ``host`` in the context's cell (None if there is none),
     as read at most SERVICE_TTL seconds ago."""
-    key = (getattr(context, 'db_connection', None) or '', host)
-    now = time.monotonic()
-    with _LOCK:
-        cached = _SERVICES.get(key)
-        if cached is not None and now - cached[0] < SERVICE_TTL:
-            return cached[1]
     try:
-        service = objects.Service.get_by_host_and_binary(context, host, 'novalite-compute')
+        return objects.Service.get_by_host_and_binary(context, host, 'novalite-compute')
     except exception.NotFound:
-        service = None
-    with _LOCK:
-        if len(_SERVICES) > MAX_ENTRIES:
-            _SERVICES.clear()
-        _SERVICES[key] = (now, service)
-    return service
+        return None
 
 
 def forget() -> None:

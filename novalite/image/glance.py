@@ -13,9 +13,15 @@ unset: requests then also carry the caller's project and roles as the
 ``X-Identity-Status``/``X-Project-Id``/``X-Roles`` headers that Glance's ``context``
 middleware reads (the all-in-one's Glance reads the noauth2 token instead, when there
 is one: ``novalite.allinone.glance_noauth``).
+
+Reads are tried again ``[glance] num_retries`` times when Glance cannot be reached and
+again as many when it answers 5xx, by keystoneauth (``connect_retries``,
+``status_code_retries``); a download whose data broke off half-way starts again as many
+times (``novalite.transient``). Writes are never tried again: they are not idempotent.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -23,7 +29,7 @@ import tempfile
 import threading
 import urllib.parse
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any, Protocol
 
 import requests
 from keystoneauth1 import exceptions as ks_exc
@@ -32,7 +38,7 @@ from keystoneauth1 import plugin as ks_plugin
 from keystoneauth1 import session as ks_session
 from oslo_log import log as logging
 
-from novalite import exception
+from novalite import exception, transient
 from novalite.conf import CONF
 from novalite.context import RequestContext
 
@@ -43,6 +49,12 @@ _SERVICE_AUTH: ks_plugin.BaseAuthPlugin | None = None
 _LOCK = threading.Lock()
 _CONNECT_ERRORS = (ks_exc.ConnectFailure, ks_exc.ConnectTimeout, ks_exc.DiscoveryFailure,
                    ks_exc.EndpointNotFound)
+# A download whose data stopped coming: the connection broke in the middle of it.
+_BROKEN_OFF = (requests.ConnectionError, requests.exceptions.ChunkedEncodingError)
+# Seconds between two tries of a read, unless [glance] connect_retry_delay or
+# status_code_retry_delay say otherwise.
+RETRY_DELAY = 0.2
+_SERVER_ERRORS = list(range(500, 600))
 # A catalog's Glance URL may name the API version; the paths here start with it.
 _VERSION_SUFFIX = re.compile(r'/v\d+(\.\d+)?/?$')
 
@@ -66,7 +78,7 @@ def _service_auth() -> ks_plugin.BaseAuthPlugin | None:
     return _SERVICE_AUTH
 
 
-def _auth(context: Any) -> ks_plugin.BaseAuthPlugin | None:
+def _auth(context: RequestContext | None) -> ks_plugin.BaseAuthPlugin | None:
     """Whose credentials a call on behalf of ``context`` carries (see the module
     docstring); None: none."""
     if context is not None and getattr(context, 'auth_token', None):
@@ -101,22 +113,42 @@ def reset() -> None:
     _SESSION = _SERVICE_AUTH = None
 
 
-def _send(context: Any, method: str, path: str, headers: dict[str, str],
-          **kwargs: Any) -> requests.Response:
+def _send(context: RequestContext, method: str, path: str, headers: dict[str, str],
+          retries: int = 0, **kwargs: Any) -> requests.Response:
     """One request to Glance on behalf of ``context``; any status is returned.
 
+    :param retries: how many times keystoneauth tries again a request that could not
+        connect, and (separately) one answered 5xx; the last answer is returned.
     :raises: keystoneauth's connection and endpoint errors
     """
     auth = _auth(context)
-    return _session().request(_endpoint(auth) + path, method, auth=auth,
-                              authenticated=auth is not None, raise_exc=False,
-                              headers=headers, **kwargs)
+    return _session().request(
+        _endpoint(auth) + path, method, auth=auth, authenticated=auth is not None,
+        raise_exc=False, headers=headers,
+        connect_retries=retries, status_code_retries=retries,
+        retriable_status_codes=_SERVER_ERRORS,
+        connect_retry_delay=CONF.glance.connect_retry_delay or RETRY_DELAY,
+        status_code_retry_delay=CONF.glance.status_code_retry_delay or RETRY_DELAY,
+        **kwargs)
+
+
+def _unreachable(exc: Exception) -> exception.GlanceConnectionFailed:
+    return exception.GlanceConnectionFailed(
+        server=CONF.glance.endpoint_override or 'image service', reason=str(exc))
+
+
+class _Digest(Protocol):
+    """What hashlib's hash objects offer that a download uses."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+    def hexdigest(self) -> str: ...
 
 
 class API:
     """The image operations compute needs."""
 
-    def _headers(self, context: Any) -> dict[str, str]:
+    def _headers(self, context: RequestContext) -> dict[str, str]:
         """Accept, and keystone-less the caller's identity (the token, if any, comes
         from the auth plugin of :func:`_auth`)."""
         headers = {'Accept': 'application/json'}
@@ -130,7 +162,7 @@ class API:
         headers['X-Roles'] = ','.join(context.roles or [])
         return headers
 
-    def get(self, context: Any, image_id: str) -> dict[str, Any]:
+    def get(self, context: RequestContext, image_id: str) -> dict[str, Any]:
         """The image's metadata as Glance v2 returns it.
 
         :raises ImageNotFound: no such image, or not visible to the caller.
@@ -139,7 +171,7 @@ class API:
         resp = self._request(context, image_id, '/v2/images/%s' % image_id)
         return resp.json()
 
-    def download(self, context: Any, image_id: str, dst_path: str,
+    def download(self, context: RequestContext, image_id: str, dst_path: str,
                  image: dict[str, Any] | None = None) -> None:
         """Stream the image's data into ``dst_path``, which appears only once complete
         and verified (written to a temporary file beside it, then renamed).
@@ -152,33 +184,34 @@ class API:
         :raises GlanceConnectionFailed: Glance could not be reached.
         """
         image = image if image is not None else self.get(context, image_id)
-        directory = os.path.dirname(os.path.abspath(dst_path))
-        attempts = CONF.glance.num_retries + 1
-        for attempt in range(attempts):
-            fd, tmp_path = tempfile.mkstemp(prefix='.%s.' % os.path.basename(dst_path),
-                                            suffix='.part', dir=directory)
-            try:
-                with os.fdopen(fd, 'wb') as dst:
-                    size, digests = self._stream(context, image_id, image, dst.write)
-                    dst.flush()
-                    os.fsync(dst.fileno())
-                _verify(image_id, image, size, digests)
-                os.replace(tmp_path, dst_path)
-                return
-            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-                # The connection broke in the middle of the data: start again.
-                if attempt + 1 >= attempts:
-                    raise exception.GlanceConnectionFailed(
-                        server=CONF.glance.endpoint_override or 'image service',
-                        reason=str(exc)) from exc
-                LOG.warning('Download of image %s broke off (%s); retrying', image_id, exc)
-            finally:
-                if os.path.exists(tmp_path):
-                    os.unlink(tmp_path)
+        try:
+            transient.call('Download of image %s' % image_id,
+                           functools.partial(self._download_once, context, image_id,
+                                             image, dst_path),
+                           max_retries=CONF.glance.num_retries,
+                           retryable=lambda exc: isinstance(exc, _BROKEN_OFF))
+        except _BROKEN_OFF as exc:
+            raise _unreachable(exc) from exc
 
-    def _stream(self, context: Any, image_id: str, image: dict[str, Any],
-                write: Callable[[bytes], Any]) -> tuple[int, dict[str, Any]]:
-        digests = {'md5': hashlib.md5(usedforsecurity=False)}
+    def _download_once(self, context: RequestContext, image_id: str, image: dict[str, Any],
+                       dst_path: str) -> None:
+        directory = os.path.dirname(os.path.abspath(dst_path))
+        fd, tmp_path = tempfile.mkstemp(prefix='.%s.' % os.path.basename(dst_path),
+                                        suffix='.part', dir=directory)
+        try:
+            with os.fdopen(fd, 'wb') as dst:
+                size, digests = self._stream(context, image_id, image, dst.write)
+                dst.flush()
+                os.fsync(dst.fileno())
+            _verify(image_id, image, size, digests)
+            os.replace(tmp_path, dst_path)
+        finally:
+            if os.path.exists(tmp_path):
+                os.unlink(tmp_path)
+
+    def _stream(self, context: RequestContext, image_id: str, image: dict[str, Any],
+                write: Callable[[bytes], object]) -> tuple[int, dict[str, _Digest]]:
+        digests: dict[str, _Digest] = {'md5': hashlib.md5(usedforsecurity=False)}
         if image.get('os_hash_algo') and image.get('os_hash_value'):
             digests[image['os_hash_algo']] = hashlib.new(image['os_hash_algo'])
         resp = self._request(context, image_id, '/v2/images/%s/file' % image_id, stream=True)
@@ -196,43 +229,34 @@ class API:
             resp.close()
         return size, digests
 
-    def _request(self, context: Any, image_id: str, path: str,
-                 stream: bool = False, bad_request_ok: bool = False) -> Any:
-        """GET ``path``, retrying connection failures and 5xx ``[glance] num_retries``
-        times; returns the 200/204 response.
+    def _request(self, context: RequestContext, image_id: str, path: str,
+                 stream: bool = False, bad_request_ok: bool = False) -> requests.Response:
+        """GET ``path`` (see the module docstring for its retries); returns the 200/204
+        response.
 
         :param bad_request_ok: a 400 raises ``_BadRequest`` with Glance's message.
         """
         headers = self._headers(context)
         if stream:
             headers['Accept'] = 'application/octet-stream'
-        attempts = CONF.glance.num_retries + 1
-        for attempt in range(attempts):
-            try:
-                resp = _send(context, 'GET', path, headers, stream=stream)
-            except _CONNECT_ERRORS as exc:
-                if attempt + 1 < attempts:
-                    continue
-                raise exception.GlanceConnectionFailed(
-                    server=CONF.glance.endpoint_override or 'image service',
-                    reason=str(exc)) from exc
-            if resp.status_code in (200, 204):
-                return resp
-            resp.close()
-            if resp.status_code == 400 and bad_request_ok:
-                raise _BadRequest(_glance_message(resp))
-            if resp.status_code in (403, 404):
-                raise exception.ImageNotFound(image_id=image_id)
-            if resp.status_code >= 500 and attempt + 1 < attempts:
-                continue
-            raise exception.ImageServiceError(
-                reason='GET %s answered %s' % (path, resp.status_code))
-        raise AssertionError('unreachable')
-
+        try:
+            resp = _send(context, 'GET', path, headers, retries=CONF.glance.num_retries,
+                         stream=stream)
+        except _CONNECT_ERRORS as exc:
+            raise _unreachable(exc) from exc
+        if resp.status_code in (200, 204):
+            return resp
+        resp.close()
+        if resp.status_code == 400 and bad_request_ok:
+            raise _BadRequest(_glance_message(resp))
+        if resp.status_code in (403, 404):
+            raise exception.ImageNotFound(image_id=image_id)
+        raise exception.ImageServiceError(
+            reason='GET %s answered %s' % (path, resp.status_code))
 
     # -- writing (snapshots, shelve, backups) ------------------------------------------
 
-    def create(self, context: Any, image_meta: dict[str, Any]) -> dict[str, Any]:
+    def create(self, context: RequestContext, image_meta: dict[str, Any]) -> dict[str, Any]:
         """Create an image record (status ``queued``, no data yet).
 
         :param image_meta: Glance v2 fields (name, disk_format, container_format,
@@ -243,14 +267,15 @@ class API:
                            expected=(201,))
         return resp.json()
 
-    def upload(self, context: Any, image_id: str, path: str) -> None:
+    def upload(self, context: RequestContext, image_id: str, path: str) -> None:
         """Upload the file at ``path`` as the image's data; Glance makes it active."""
         with open(path, 'rb') as data:
             self._write(context, 'put', '/v2/images/%s/file' % image_id, data=data,
                         content_type='application/octet-stream', expected=(204,),
                         image_id=image_id)
 
-    def update(self, context: Any, image_id: str, changes: dict[str, Any]) -> dict:
+    def update(self, context: RequestContext, image_id: str, changes: dict[str, Any]
+               ) -> dict[str, Any]:
         """Set (or, for a None value, remove) top-level fields and properties."""
         image = self.get(context, image_id)
         ops = []
@@ -288,12 +313,12 @@ class API:
                            expected=(200,), image_id=image['id'])
         return resp.json()
 
-    def delete(self, context: Any, image_id: str) -> None:
+    def delete(self, context: RequestContext, image_id: str) -> None:
         """:raises ImageNotFound: it is gone already (or not the caller's)."""
         self._write(context, 'delete', '/v2/images/%s' % image_id, expected=(204,),
                     image_id=image_id)
 
-    def get_all(self, context: Any, filters: dict[str, str] | None = None,
+    def get_all(self, context: RequestContext, filters: dict[str, str] | None = None,
                 sort: str | None = None) -> list[dict[str, Any]]:
         """Images matching ``filters`` (Glance query parameters), all pages."""
         query = dict(filters or {})
@@ -331,7 +356,7 @@ class API:
             path = body.get('next')
         return images if limit is None else images[:limit]
 
-    def _get_listing(self, context: RequestContext, path: str) -> Any:
+    def _get_listing(self, context: RequestContext, path: str) -> requests.Response:
         try:
             return self._request(context, '', path, bad_request_ok=True)
         except _BadRequest as exc:
@@ -345,9 +370,10 @@ class API:
             endpoint = ''
         return '%s/images/%s' % (endpoint, image_id)
 
-    def _write(self, context: Any, method: str, path: str, expected: tuple[int, ...],
-               json: Any = None, data: Any = None, content_type: str | None = None,
-               image_id: str | None = None) -> Any:
+    def _write(self, context: RequestContext, method: str, path: str,
+               expected: tuple[int, ...], json: Any = None, data: IO[bytes] | None = None,
+               content_type: str | None = None, image_id: str | None = None
+               ) -> requests.Response:
         """One write to Glance (never retried: it is not idempotent)."""
         headers = self._headers(context)
         if content_type:
@@ -355,9 +381,7 @@ class API:
         try:
             resp = _send(context, method.upper(), path, headers, json=json, data=data)
         except _CONNECT_ERRORS as exc:
-            raise exception.GlanceConnectionFailed(
-                server=CONF.glance.endpoint_override or 'image service',
-                reason=str(exc)) from exc
+            raise _unreachable(exc) from exc
         if resp.status_code in expected:
             return resp
         if image_id:
@@ -378,7 +402,7 @@ class _BadRequest(Exception):
         self.message = message
 
 
-def _glance_message(resp: Any) -> str:
+def _glance_message(resp: requests.Response) -> str:
     """The explanation of a Glance error response (a JSON fault, else its text)."""
     try:
         body = resp.json()
@@ -391,7 +415,7 @@ def _glance_message(resp: Any) -> str:
     return resp.text.strip()[:500]
 
 
-def _raise_for_image(resp: Any, image_id: str, method: str) -> None:
+def _raise_for_image(resp: requests.Response, image_id: str, method: str) -> None:
     """The exception of a refused write to one image, as Nova translates Glance's."""
     if resp.status_code == 404:
         raise exception.ImageNotFound(image_id=image_id)
@@ -405,7 +429,8 @@ def _raise_for_image(resp: Any, image_id: str, method: str) -> None:
         raise exception.ImageQuotaExceeded(image_id=image_id)
 
 
-def _verify(image_id: str, image: dict[str, Any], size: int, digests: dict[str, Any]) -> None:
+def _verify(image_id: str, image: dict[str, Any], size: int,
+            digests: dict[str, _Digest]) -> None:
     """Refuse data whose size or hash differs from what Glance recorded."""
     expected_size = image.get('size')
     if expected_size is not None and int(expected_size) != size:

@@ -4,10 +4,10 @@ from __future__ import annotations
 import functools
 import math
 import threading
-import time
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import cachetools
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from sqlalchemy import bindparam, case, func, select
@@ -19,6 +19,14 @@ from novalite.conf import CONF
 from novalite.db import engine
 from novalite.db.main import models as main_models
 from novalite.scheduler import filters, weights
+
+if TYPE_CHECKING:
+    from sqlalchemy import BindParameter, Row
+
+    from novalite.context import RequestContext
+
+    # What a host's numbers are read from: a row of _cell_hosts, or the object.
+    NodeRecord = objects.ComputeNode | types.SimpleNamespace
 
 LOG = logging.getLogger(__name__)
 
@@ -69,8 +77,9 @@ class HostState:
         # Uuids of the instances on this host, for the server group and same/different
         # host filters.
         self.instances: set[str] = set()
-        self.aggregates: list = []
-        self.service: Any = None
+        self.aggregates: list[objects.Aggregate] = []
+        # The row of the host's compute service (_SERVICE_COLUMNS), None if it has none.
+        self.service: Row | None = None
         self.availability_zone: str | None = None
         self.traits: list[str] = []
 
@@ -78,7 +87,7 @@ class HostState:
     def vcpus_free(self) -> float:
         return self.vcpus_total * self.cpu_allocation_ratio - self.vcpus_used
 
-    def update_from_compute_node(self, compute: Any) -> None:
+    def update_from_compute_node(self, compute: NodeRecord) -> None:
         self.uuid = compute.uuid
         ram_ratio = compute.ram_allocation_ratio or 1.0
         disk_ratio = compute.disk_allocation_ratio or 1.0
@@ -118,13 +127,13 @@ class HostState:
         self.num_instances = count
         self.num_io_ops = io_ops
 
-    def update_from_aggregates(self, aggregates: list) -> None:
+    def update_from_aggregates(self, aggregates: list[objects.Aggregate]) -> None:
         """Keep the host's aggregates; its zone is theirs, else the default zone."""
         self.aggregates = list(aggregates)
         zones = sorted({a.availability_zone for a in aggregates if a.availability_zone})
         self.availability_zone = ','.join(zones) or CONF.default_availability_zone
 
-    def update_from_provider_summary(self, summary: dict) -> None:
+    def update_from_provider_summary(self, summary: dict[str, Any]) -> None:
         """Take capacity and usage from Placement (capacity already applies the ratio)."""
         resources = summary.get('resources', {})
         if 'MEMORY_MB' in resources:
@@ -139,7 +148,7 @@ class HostState:
             self.cpu_allocation_ratio = 1.0
         self.traits = list(summary.get('traits', []))
 
-    def consume_from_request(self, spec_obj: Any) -> None:
+    def consume_from_request(self, spec_obj: objects.RequestSpec) -> None:
         """Count one more instance of ``spec_obj`` here, so the next one spreads."""
         flavor = spec_obj.flavor
         self.free_ram_mb -= flavor.memory_mb
@@ -158,7 +167,7 @@ class HostState:
                    self.vcpus_used, self.vcpus_total, self.num_instances, self.num_io_ops))
 
 
-def _node_field(compute: Any, name: str, default: Any = ()) -> Any:
+def _node_field(compute: NodeRecord, name: str, default: Any = ()) -> Any:
     # stats and supported_instances are optional on the ComputeNode object.
     if hasattr(compute, 'obj_attr_is_set') and (
             name not in compute.fields or not compute.obj_attr_is_set(name)):
@@ -180,7 +189,7 @@ _SERVICE_COLUMNS = ('id', 'uuid', 'host', 'binary', 'topic', 'disabled', 'disabl
 _JSON_NODE_COLUMNS = ('stats', 'supported_instances')
 
 
-def _node_record(row: Any) -> types.SimpleNamespace:
+def _node_record(row: Row) -> types.SimpleNamespace:
     values = dict(row._mapping)
     for name in _JSON_NODE_COLUMNS:
         values[name] = jsonutils.loads(values[name]) if values[name] else None
@@ -193,7 +202,7 @@ def _host_queries() -> types.SimpleNamespace:
     third of their cost); their lists are expanding parameters."""
     nodes_t, services_t = main_models.ComputeNode, main_models.Service
     instances_t = main_models.Instance
-    hosts = bindparam('hosts', expanding=True)
+    hosts: BindParameter[list[str]] = bindparam('hosts', expanding=True)
     on_hosts = (instances_t.host.in_(hosts), instances_t.deleted == 0)
     io = case((instances_t.vm_state == vm_states.BUILDING, 1),
               (instances_t.task_state.in_(sorted(IO_TASK_STATES)), 1), else_=0)
@@ -209,7 +218,8 @@ def _host_queries() -> types.SimpleNamespace:
         .where(*on_hosts).group_by(instances_t.host))
 
 
-def _cell_hosts(cctxt: Any, uuids: list[str], with_uuids: bool) -> tuple[list, dict, dict]:
+def _cell_hosts(cctxt: RequestContext, uuids: list[str], with_uuids: bool
+                ) -> tuple[list[types.SimpleNamespace], dict[str, Row], dict[str, Any]]:
     """The compute nodes among ``uuids``, their hosts' compute services, and the
     instances on those hosts, of one cell: three queries whatever the number of hosts.
 
@@ -236,7 +246,7 @@ def _cell_hosts(cctxt: Any, uuids: list[str], with_uuids: bool) -> tuple[list, d
     return nodes, services, by_host
 
 
-def needs_instance_uuids(spec_obj: Any) -> bool:
+def needs_instance_uuids(spec_obj: objects.RequestSpec | None) -> bool:
     """Whether a filter or weigher may ask which instances a host runs: only for a
     server group or the same_host/different_host hints; otherwise counts do."""
     if spec_obj is None:
@@ -245,29 +255,6 @@ def needs_instance_uuids(spec_obj: Any) -> bool:
         return True
     return bool(filters.scheduler_hint_list(spec_obj, 'same_host')
                 or filters.scheduler_hint_list(spec_obj, 'different_host'))
-
-
-class _Cached:
-    """One value read from the database, kept for CACHE_SECONDS or until forgotten."""
-
-    def __init__(self, load: Any) -> None:
-        self._load = load
-        self._lock = threading.Lock()
-        self._value: Any = None
-        self._loaded_at = -math.inf
-
-    def get(self, context: Any) -> Any:
-        with self._lock:
-            if time.monotonic() - self._loaded_at < CACHE_SECONDS:
-                return self._value
-        value = self._load(context)
-        with self._lock:
-            self._value, self._loaded_at = value, time.monotonic()
-        return value
-
-    def forget(self) -> None:
-        with self._lock:
-            self._loaded_at = -math.inf
 
 
 class HostManager:
@@ -281,32 +268,47 @@ class HostManager:
                  weight_handler: weights.HostWeightHandler | None = None) -> None:
         self.filter_handler = filter_handler or filters.HostFilterHandler()
         self.weight_handler = weight_handler or weights.HostWeightHandler()
-        self._cells = _Cached(lambda context: [
-            c for c in objects.CellMappingList.get_all(context)
-            if not c.is_cell0 and not c.disabled])
-        self._aggregates = _Cached(lambda context: list(
-            objects.AggregateList.get_all(context)))
+        # 'cells' and 'aggregates', each as read at most CACHE_SECONDS ago.
+        self._cache: cachetools.TTLCache[str, list] = cachetools.TTLCache(
+            maxsize=2, ttl=CACHE_SECONDS)
+        self._cache_lock = threading.Lock()
+
+    @cachetools.cachedmethod(lambda self: self._cache, key=lambda self, context: 'cells',
+                             lock=lambda self: self._cache_lock)
+    def _cells(self, context: RequestContext) -> list[objects.CellMapping]:
+        """The cells to schedule to: every enabled one but cell0."""
+        return [c for c in objects.CellMappingList.get_all(context)
+                if not c.is_cell0 and not c.disabled]
+
+    @cachetools.cachedmethod(lambda self: self._cache,
+                             key=lambda self, context: 'aggregates',
+                             lock=lambda self: self._cache_lock)
+    def _aggregates(self, context: RequestContext) -> list[objects.Aggregate]:
+        return list(objects.AggregateList.get_all(context))
 
     def forget_aggregates(self) -> None:
         """The API changed an aggregate: read them again for the next request."""
-        self._aggregates.forget()
+        with self._cache_lock:
+            self._cache.pop('aggregates', None)
 
     def forget(self) -> None:
         """Read cells and aggregates again for the next request."""
-        self._cells.forget()
-        self._aggregates.forget()
+        with self._cache_lock:
+            self._cache.clear()
 
-    def _aggregates_by_host(self, context: Any, hosts: list[str]) -> dict[str, list]:
-        by_host: dict[str, list] = {h: [] for h in hosts}
-        for aggregate in self._aggregates.get(context):
+    def _aggregates_by_host(self, context: RequestContext, hosts: list[str]
+                            ) -> dict[str, list[objects.Aggregate]]:
+        by_host: dict[str, list[objects.Aggregate]] = {h: [] for h in hosts}
+        for aggregate in self._aggregates(context):
             for host in aggregate.hosts:
                 if host in by_host:
                     by_host[host].append(aggregate)
         return by_host
 
-    def get_host_states_by_uuids(self, context: Any, uuids: list[str],
-                                 provider_summaries: dict,
-                                 spec_obj: Any = None) -> list[HostState]:
+    def get_host_states_by_uuids(self, context: RequestContext, uuids: list[str],
+                                 provider_summaries: dict[str, dict[str, Any]],
+                                 spec_obj: objects.RequestSpec | None = None
+                                 ) -> list[HostState]:
         """HostStates of the compute nodes ``uuids``, looked up in every cell but cell0.
 
         Providers with no compute node in any cell are left out (logged); a cell that
@@ -315,7 +317,7 @@ class HostManager:
         instance counts only.
         """
         with_uuids = needs_instance_uuids(spec_obj)
-        results = nl_context.scatter_gather_cells(context, self._cells.get(context),
+        results = nl_context.scatter_gather_cells(context, self._cells(context),
                                                   CELL_TIMEOUT, _cell_hosts, uuids,
                                                   with_uuids)
         states = []
@@ -353,7 +355,8 @@ class HostManager:
                      ', '.join(sorted(missing)))
         return states
 
-    def get_filtered_hosts(self, host_states: list[HostState], spec_obj: Any
+    def get_filtered_hosts(self, host_states: list[HostState],
+                           spec_obj: objects.RequestSpec
                            ) -> tuple[list[HostState], list[filters.FilterResult]]:
         """Apply ignore/force hosts, then the filters (forced hosts skip the filters).
 
@@ -372,9 +375,9 @@ class HostManager:
         return self.filter_handler.get_filtered_hosts(hosts, spec_obj)
 
     def get_weighed_hosts(self, host_states: list[HostState],
-                          spec_obj: Any) -> list[weights.WeighedHost]:
+                          spec_obj: objects.RequestSpec) -> list[weights.WeighedHost]:
         return self.weight_handler.get_weighed_objects(host_states, spec_obj)
 
 
-def _spec_list(spec_obj: Any, name: str) -> list[str]:
+def _spec_list(spec_obj: objects.RequestSpec, name: str) -> list[str]:
     return list(getattr(spec_obj, name) or []) if spec_obj.obj_attr_is_set(name) else []

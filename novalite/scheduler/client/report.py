@@ -5,17 +5,26 @@ import copy
 import re
 import threading
 import urllib.parse
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import cachetools
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
 
-from novalite import exception
+from novalite import exception, transient
 from novalite.conf import CONF
 
+if TYPE_CHECKING:
+    import requests
+
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
+
+T = TypeVar('T')
 
 # Placement 16 speaks up to 1.39; every call here is valid at that version.
 PLACEMENT_VERSION = '1.39'
@@ -27,6 +36,9 @@ _INVENTORY_DEFAULTS = {'reserved': 0, 'min_unit': 1, 'step_size': 1, 'allocation
 _CONNECT_ERRORS = (ks_exc.ConnectionError, ks_exc.RequestTimeout, ks_exc.EndpointNotFound,
                    ks_exc.DiscoveryFailure, ks_exc.MissingAuthPlugin)
 
+
+# Providers whose inventory a client remembers (a compute has one per node).
+INVENTORY_CACHE_SIZE = 1000
 
 CONNECT_RETRIES = 3
 CONNECT_RETRY_DELAY = 0.2  # seconds
@@ -67,15 +79,38 @@ def _normalized(inventory: dict[str, dict]) -> dict[str, dict]:
 _STORED_GENERATION = re.compile(r'consumer generation conflict - expected (\d+) but got None')
 
 
-def _error_code(resp: Any) -> str | None:
+def _error_code(resp: requests.Response) -> str | None:
     try:
         return resp.json()['errors'][0].get('code')
     except (ValueError, KeyError, IndexError, TypeError):
         return None
 
 
-def _excerpt(resp: Any) -> str:
+def _excerpt(resp: requests.Response) -> str:
     return ' '.join((resp.text or '').split())[:300]
+
+
+def _is_concurrent_update(resp: requests.Response) -> bool:
+    """Whether Placement refused a write because a generation it checks moved."""
+    return resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update'
+
+
+class _GenerationConflict(Exception):
+    """A write lost a generation race; read again, then write again."""
+
+
+def _is_generation_conflict(exc: BaseException) -> bool:
+    return isinstance(exc, _GenerationConflict)
+
+
+def _retrying_conflicts(what: str, attempt: Callable[[], T]) -> T:
+    """``attempt()``, tried again at once while it raises ``_GenerationConflict``,
+    GENERATION_RETRIES times in all (the attempt reads what it needs again itself).
+
+    :raises _GenerationConflict: the last conflict, once the tries are spent.
+    """
+    return transient.call(what, attempt, max_retries=GENERATION_RETRIES - 1, max_pause=0,
+                          retryable=_is_generation_conflict, quiet=True)
 
 
 class SchedulerReportClient:
@@ -91,7 +126,8 @@ class SchedulerReportClient:
         self._client = client
         self._lock = threading.Lock()
         # provider uuid -> (generation, normalized inventory) as last seen in Placement.
-        self._inventory_cache: dict[str, tuple[int, dict[str, dict]]] = {}
+        self._inventory_cache: cachetools.LRUCache[str, tuple[int, dict[str, dict]]] = \
+            cachetools.LRUCache(INVENTORY_CACHE_SIZE)
 
     # -- HTTP ------------------------------------------------------------------------
 
@@ -109,8 +145,8 @@ class SchedulerReportClient:
         except Exception as exc:  # the endpoint lookup itself may be what fails
             return '(endpoint unknown: %s)' % exc
 
-    def _request(self, method: str, url: str, context: Any, json: Any = None,
-                 version: str = PLACEMENT_VERSION) -> Any:
+    def _request(self, method: str, url: str, context: RequestContext, json: Any = None,
+                 version: str = PLACEMENT_VERSION) -> requests.Response:
         # The header as keystoneauth's ``microversion=`` would write it for Placement,
         # without its parsing of the version on every request (6 % of a scheduler's CPU).
         kwargs: dict[str, Any] = {
@@ -135,13 +171,14 @@ class SchedulerReportClient:
                 reason='Placement could not be reached at %s (%s).'
                        % (self._endpoint(), cause)) from exc
 
-    def _unexpected(self, method: str, url: str, resp: Any) -> exception.ResourceProviderError:
+    def _unexpected(self, method: str, url: str, resp: requests.Response
+                    ) -> exception.ResourceProviderError:
         error = exception.PlacementAPIServerError if resp.status_code >= 500 else \
             exception.ResourceProviderError
         return error(
             reason='%s %s returned %s: %s' % (method, url, resp.status_code, _excerpt(resp)))
 
-    def _get(self, url: str, context: Any) -> dict:
+    def _get(self, url: str, context: RequestContext) -> dict:
         resp = self._request('GET', url, context)
         if resp.status_code != 200:
             raise self._unexpected('GET', url, resp)
@@ -149,7 +186,7 @@ class SchedulerReportClient:
 
     # -- scheduling ------------------------------------------------------------------
 
-    def get_allocation_candidates(self, context: Any, resources: dict[str, int],
+    def get_allocation_candidates(self, context: RequestContext, resources: dict[str, int],
                                   limit: int | None = None,
                                   required_traits: list[str] | None = None,
                                   forbidden_traits: list[str] | None = None,
@@ -173,7 +210,7 @@ class SchedulerReportClient:
         body = self._get(url, context)
         return body['allocation_requests'], body['provider_summaries'], PLACEMENT_VERSION
 
-    def claim_resources(self, context: Any, consumer_uuid: str, alloc_request: dict,
+    def claim_resources(self, context: RequestContext, consumer_uuid: str, alloc_request: dict,
                         project_id: str, user_id: str,
                         allocation_request_version: str | None = None,
                         consumer_generation: int | None = None,
@@ -191,13 +228,11 @@ class SchedulerReportClient:
                    'project_id': project_id, 'user_id': user_id,
                    'consumer_generation': consumer_generation,
                    'consumer_type': consumer_type}
-        for _attempt in range(GENERATION_RETRIES):
+        def attempt() -> bool:
             resp = self._request('PUT', url, context, json=payload)
             if resp.status_code == 204:
                 return True
-            if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
-                LOG.debug('Generation conflict claiming for %s, retrying: %s',
-                          consumer_uuid, _excerpt(resp))
+            if _is_concurrent_update(resp):
                 payload['consumer_generation'] = self._get_consumer(
                     context, consumer_uuid)[1]
                 if payload['consumer_generation'] is None:
@@ -205,7 +240,7 @@ class SchedulerReportClient:
                     # lost half-way) shows no generation; its refusal names it.
                     stored = _STORED_GENERATION.search(resp.text or '')
                     payload['consumer_generation'] = int(stored.group(1)) if stored else None
-                continue
+                raise _GenerationConflict(_excerpt(resp))
             if resp.status_code == 409:
                 LOG.info('Placement refused the claim of consumer %s: %s',
                          consumer_uuid, _excerpt(resp))
@@ -215,20 +250,25 @@ class SchedulerReportClient:
             raise exception.AllocationUpdateFailed(consumer_uuid=consumer_uuid,
                                                    error='%s %s' % (resp.status_code,
                                                                     _excerpt(resp)))
-        raise exception.AllocationConflict(
-            consumer_uuid=consumer_uuid,
-            error='consumer generation kept changing in %d attempts' % GENERATION_RETRIES)
 
-    def _get_consumer(self, context: Any, consumer_uuid: str) -> tuple[dict, int | None]:
+        try:
+            return _retrying_conflicts('Claiming for consumer %s' % consumer_uuid, attempt)
+        except _GenerationConflict:
+            raise exception.AllocationConflict(
+                consumer_uuid=consumer_uuid,
+                error='consumer generation kept changing in %d attempts'
+                      % GENERATION_RETRIES) from None
+
+    def _get_consumer(self, context: RequestContext, consumer_uuid: str) -> tuple[dict, int | None]:
         body = self._get('/allocations/%s' % consumer_uuid, context)
         return body.get('allocations', {}), body.get('consumer_generation')
 
-    def get_allocations_for_consumer(self, context: Any, consumer_uuid: str) -> dict:
+    def get_allocations_for_consumer(self, context: RequestContext, consumer_uuid: str) -> dict:
         """:returns: {provider uuid: {'resources': {class: amount}}} (empty if none)."""
         allocations = self._get_consumer(context, consumer_uuid)[0]
         return {rp: {'resources': a['resources']} for rp, a in allocations.items()}
 
-    def delete_allocation_for_instance(self, context: Any, consumer_uuid: str) -> bool:
+    def delete_allocation_for_instance(self, context: RequestContext, consumer_uuid: str) -> bool:
         """:returns: True when allocations were deleted, False when there were none."""
         url = '/allocations/%s' % consumer_uuid
         resp = self._request('DELETE', url, context)
@@ -238,14 +278,14 @@ class SchedulerReportClient:
             return False
         raise self._unexpected('DELETE', url, resp)
 
-    def get_allocations_for_resource_provider(self, context: Any, rp_uuid: str) -> dict:
+    def get_allocations_for_resource_provider(self, context: RequestContext, rp_uuid: str) -> dict:
         """:returns: {consumer uuid: {class: amount}} of everything on the provider."""
         body = self._get('/resource_providers/%s/allocations' % rp_uuid, context)
         return {consumer: a['resources'] for consumer, a in body['allocations'].items()}
 
     # -- providers and inventory -----------------------------------------------------
 
-    def ensure_resource_provider(self, context: Any, uuid: str, name: str) -> int:
+    def ensure_resource_provider(self, context: RequestContext, uuid: str, name: str) -> int:
         """Create the provider unless it exists. :returns: its generation."""
         url = '/resource_providers/%s' % uuid
         resp = self._request('GET', url, context)
@@ -267,14 +307,14 @@ class SchedulerReportClient:
             reason='could not create resource provider %s (%s): %s %s'
                    % (name, uuid, resp.status_code, _excerpt(resp)))
 
-    def _read_inventory(self, context: Any, rp_uuid: str) -> tuple[int, dict[str, dict]]:
+    def _read_inventory(self, context: RequestContext, rp_uuid: str) -> tuple[int, dict[str, dict]]:
         body = self._get('/resource_providers/%s/inventories' % rp_uuid, context)
         seen = (body['resource_provider_generation'], _normalized(body['inventories']))
         with self._lock:
             self._inventory_cache[rp_uuid] = seen
         return seen
 
-    def set_inventory_for_provider(self, context: Any, rp_uuid: str,
+    def set_inventory_for_provider(self, context: RequestContext, rp_uuid: str,
                                    inventory: dict[str, dict]) -> None:
         """Make the provider's inventory ``inventory`` ({class: record}).
 
@@ -290,7 +330,9 @@ class SchedulerReportClient:
             return
         generation, current = cached or self._read_inventory(context, rp_uuid)
         url = '/resource_providers/%s/inventories' % rp_uuid
-        for _attempt in range(GENERATION_RETRIES):
+
+        def attempt() -> None:
+            nonlocal generation, current
             if current == wanted:
                 return
             resp = self._request('PUT', url, context, json={
@@ -301,25 +343,32 @@ class SchedulerReportClient:
                     self._inventory_cache[rp_uuid] = (
                         body['resource_provider_generation'], _normalized(body['inventories']))
                 return
-            if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
+            if _is_concurrent_update(resp):
                 generation, current = self._read_inventory(context, rp_uuid)
-                continue
+                raise _GenerationConflict(_excerpt(resp))
             with self._lock:
                 self._inventory_cache.pop(rp_uuid, None)
             raise exception.ResourceProviderInventoryUpdateFailed(
                 uuid=rp_uuid, error='%s %s' % (resp.status_code, _excerpt(resp)))
-        raise exception.ResourceProviderInventoryUpdateFailed(
-            uuid=rp_uuid, error='generation kept changing in %d attempts' % GENERATION_RETRIES)
 
-    def get_provider_traits(self, context: Any, rp_uuid: str) -> tuple[int, list[str]]:
+        try:
+            _retrying_conflicts('Setting the inventory of provider %s' % rp_uuid, attempt)
+        except _GenerationConflict:
+            raise exception.ResourceProviderInventoryUpdateFailed(
+                uuid=rp_uuid, error='generation kept changing in %d attempts'
+                % GENERATION_RETRIES) from None
+
+    def get_provider_traits(self, context: RequestContext, rp_uuid: str) -> tuple[int, list[str]]:
         """:returns: (provider generation, trait names)."""
         body = self._get('/resource_providers/%s/traits' % rp_uuid, context)
         return body['resource_provider_generation'], sorted(body['traits'])
 
-    def set_traits_for_provider(self, context: Any, rp_uuid: str, traits: list[str]) -> None:
+    def set_traits_for_provider(self, context: RequestContext, rp_uuid: str,
+                                traits: list[str]) -> None:
         """Make the provider's traits exactly ``traits`` (standard or CUSTOM_ ones)."""
         url = '/resource_providers/%s/traits' % rp_uuid
-        for _attempt in range(GENERATION_RETRIES):
+
+        def attempt() -> None:
             generation, current = self.get_provider_traits(context, rp_uuid)
             if current == sorted(traits):
                 return
@@ -333,12 +382,17 @@ class SchedulerReportClient:
                     # The provider's generation moved: the cached one is stale.
                     self._inventory_cache.pop(rp_uuid, None)
                 return
-            if resp.status_code != 409:
-                raise self._unexpected('PUT', url, resp)
-        raise exception.ResourceProviderError(
-            reason='traits of provider %s: generation kept changing' % rp_uuid)
+            if resp.status_code == 409:
+                raise _GenerationConflict(_excerpt(resp))
+            raise self._unexpected('PUT', url, resp)
 
-    def get_provider_usages_and_inventories(self, context: Any,
+        try:
+            _retrying_conflicts('Setting the traits of provider %s' % rp_uuid, attempt)
+        except _GenerationConflict:
+            raise exception.ResourceProviderError(
+                reason='traits of provider %s: generation kept changing' % rp_uuid) from None
+
+    def get_provider_usages_and_inventories(self, context: RequestContext,
                                             with_traits: bool = False) -> dict[str, dict]:
         """Every provider's inventory and usage, to explain why nothing fits.
 
@@ -359,7 +413,7 @@ class SchedulerReportClient:
             result[rp['uuid']] = entry
         return result
 
-    def delete_resource_provider(self, context: Any, rp_uuid: str) -> None:
+    def delete_resource_provider(self, context: RequestContext, rp_uuid: str) -> None:
         """Delete the provider, best effort: failures are logged, except a provider
         that still has allocations (the caller must not forget it then).
 
@@ -381,11 +435,11 @@ class SchedulerReportClient:
 
     # -- moves (migration-based allocations) -------------------------------------------
 
-    def _consumer_record(self, context: Any, consumer_uuid: str) -> dict:
+    def _consumer_record(self, context: RequestContext, consumer_uuid: str) -> dict:
         """GET /allocations/{uuid}: allocations, generation, project, user and type."""
         return self._get('/allocations/%s' % consumer_uuid, context)
 
-    def move_allocations(self, context: Any, source_consumer_uuid: str,
+    def move_allocations(self, context: RequestContext, source_consumer_uuid: str,
                          target_consumer_uuid: str, target_type: str = 'MIGRATION'
                          ) -> bool:
         """Hand the source consumer's allocations to the target consumer in one
@@ -399,7 +453,7 @@ class SchedulerReportClient:
         :raises AllocationMoveFailed: Placement refused, or the consumers kept
             changing
         """
-        for _attempt in range(GENERATION_RETRIES):
+        def attempt() -> bool:
             source = self._consumer_record(context, source_consumer_uuid)
             if not source.get('allocations'):
                 LOG.info('Consumer %s has no allocations to move to %s',
@@ -422,25 +476,29 @@ class SchedulerReportClient:
             resp = self._request('POST', '/allocations', context, json=payload)
             if resp.status_code == 204:
                 return True
-            if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
-                LOG.debug('Generation conflict moving %s to %s, retrying',
-                          source_consumer_uuid, target_consumer_uuid)
-                continue
+            if _is_concurrent_update(resp):
+                raise _GenerationConflict(_excerpt(resp))
             raise exception.AllocationMoveFailed(
                 source_consumer=source_consumer_uuid, target_consumer=target_consumer_uuid,
                 error='%s %s' % (resp.status_code, _excerpt(resp)))
-        raise exception.AllocationMoveFailed(
-            source_consumer=source_consumer_uuid, target_consumer=target_consumer_uuid,
-            error='consumer generations kept changing in %d attempts' % GENERATION_RETRIES)
 
-    def remove_provider_from_consumer(self, context: Any, consumer_uuid: str,
+        try:
+            return _retrying_conflicts('Moving the allocations of %s to %s' % (
+                source_consumer_uuid, target_consumer_uuid), attempt)
+        except _GenerationConflict:
+            raise exception.AllocationMoveFailed(
+                source_consumer=source_consumer_uuid, target_consumer=target_consumer_uuid,
+                error='consumer generations kept changing in %d attempts'
+                      % GENERATION_RETRIES) from None
+
+    def remove_provider_from_consumer(self, context: RequestContext, consumer_uuid: str,
                                       rp_uuid: str) -> bool:
         """Drop what ``consumer_uuid`` holds on provider ``rp_uuid``, keeping the rest
         (an evacuated instance's allocation on the host it left).
 
         :returns: False when it held nothing there
         """
-        for _attempt in range(GENERATION_RETRIES):
+        def attempt() -> bool:
             record = self._consumer_record(context, consumer_uuid)
             allocations = record.get('allocations') or {}
             if rp_uuid not in allocations:
@@ -449,20 +507,27 @@ class SchedulerReportClient:
                     if rp != rp_uuid}
             if not kept:
                 return self.delete_allocation_for_instance(context, consumer_uuid)
-            resp = self._request('PUT', '/allocations/%s' % consumer_uuid, context, json={
+            url = '/allocations/%s' % consumer_uuid
+            resp = self._request('PUT', url, context, json={
                 'allocations': kept, 'project_id': record['project_id'],
                 'user_id': record['user_id'],
                 'consumer_generation': record.get('consumer_generation'),
                 'consumer_type': record.get('consumer_type') or 'INSTANCE'})
             if resp.status_code == 204:
                 return True
-            if resp.status_code == 409 and _error_code(resp) == 'placement.concurrent_update':
-                continue
+            if _is_concurrent_update(resp):
+                raise _GenerationConflict(_excerpt(resp))
             if resp.status_code >= 500:
-                raise self._unexpected('PUT', '/allocations/%s' % consumer_uuid, resp)
+                raise self._unexpected('PUT', url, resp)
             raise exception.AllocationUpdateFailed(
                 consumer_uuid=consumer_uuid, error='%s %s' % (resp.status_code,
                                                                _excerpt(resp)))
-        raise exception.AllocationConflict(
-            consumer_uuid=consumer_uuid,
-            error='consumer generation kept changing in %d attempts' % GENERATION_RETRIES)
+
+        try:
+            return _retrying_conflicts('Removing provider %s from consumer %s' % (
+                rp_uuid, consumer_uuid), attempt)
+        except _GenerationConflict:
+            raise exception.AllocationConflict(
+                consumer_uuid=consumer_uuid,
+                error='consumer generation kept changing in %d attempts'
+                      % GENERATION_RETRIES) from None

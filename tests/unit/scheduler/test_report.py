@@ -205,3 +205,41 @@ def test_claim_for_a_consumer_placement_kept_without_allocations(reportclient, c
     claim = {'allocations': {str(uuid.uuid4()): {'resources': {'VCPU': 1}}}}
     assert reportclient.claim_resources(ctxt, str(uuid.uuid4()), claim, 'p', 'u')
     assert sent == [None, 0]
+
+
+def test_generation_conflicts_are_tried_again_generation_retries_times(reportclient, ctxt,
+                                                                       monkeypatch):
+    """Every write that checks a generation reads it again and writes again on a
+    conflict, GENERATION_RETRIES times in all (one shared retry, not a loop each)."""
+    conflict = _Answer(409, {'errors': [{'code': 'placement.concurrent_update'}]})
+    consumer = str(uuid.uuid4())
+    record = _Answer(200, {'allocations': {'rp': {'resources': {'VCPU': 1}},
+                                           'rp2': {'resources': {'VCPU': 1}}},
+                           'consumer_generation': 1, 'project_id': 'p', 'user_id': 'u',
+                           'resource_provider_generation': 1, 'inventories': {},
+                           'traits': []})
+    writes = []
+
+    def request(method, url, context, json=None, **kw):
+        if method == 'GET':
+            return record
+        writes.append((method, url))
+        return conflict
+    monkeypatch.setattr(reportclient, '_request', request)
+    calls = [
+        (exception.AllocationConflict, lambda: reportclient.claim_resources(
+            ctxt, consumer, {'allocations': {}}, 'p', 'u')),
+        (exception.ResourceProviderInventoryUpdateFailed,
+         lambda: reportclient.set_inventory_for_provider(ctxt, 'rp', INVENTORY)),
+        (exception.ResourceProviderError,
+         lambda: reportclient.set_traits_for_provider(ctxt, 'rp', ['HW_CPU_X86_AVX'])),
+        (exception.AllocationMoveFailed,
+         lambda: reportclient.move_allocations(ctxt, consumer, str(uuid.uuid4()))),
+        (exception.AllocationConflict,
+         lambda: reportclient.remove_provider_from_consumer(ctxt, consumer, 'rp')),
+    ]
+    for error, call in calls:
+        writes.clear()
+        with pytest.raises(error, match='kept changing'):
+            call()
+        assert len(writes) == report.GENERATION_RETRIES, error
