@@ -92,7 +92,7 @@ def get_class_limits(quota_class: str = DEFAULT_CLASS) -> dict[str, int]:
             select(api_models.QuotaClass).filter_by(class_name=quota_class)))
 
 
-def get_project_limits(project_id: str, user_id: str | None = None) -> dict[str, int]:
+def get_project_limits(project_id: str | None, user_id: str | None = None) -> dict[str, int]:
     """The limits shown for a project, or for one of its users (a user row wins)."""
     limits = get_class_limits()
     with engine.api_reader() as session:
@@ -123,7 +123,7 @@ def _limits_query(with_user: bool) -> Any:
     return union_all(*parts)
 
 
-def get_limits(context: Any, project_id: str, user_id: str | None = None) -> dict[str, int]:
+def get_limits(context: Any, project_id: str | None, user_id: str | None = None) -> dict[str, int]:
     """The limits a request of ``user_id`` is checked against: the project's, capped by
     the user's own where one is set (usage is counted per project)."""
     with engine.api_connection() as connection:
@@ -183,7 +183,7 @@ def set_class_limits(quota_class: str, limits: dict[str, int]) -> None:
                                                   hard_limit=hard_limit))
 
 
-def _count_instances(context: RequestContext, project_id: str,
+def _count_instances(context: RequestContext, project_id: str | None,
                      user_id: str | None) -> dict[str, int]:
     """instances, cores and ram of the project (or of one of its users), each server
     counted once.
@@ -221,7 +221,7 @@ def _count_instances(context: RequestContext, project_id: str,
     return usage
 
 
-def _cell_usage_query(project_id: str, user_id: str | None, building: list[str]) -> Any:
+def _cell_usage_query(project_id: str | None, user_id: str | None, building: list[str]) -> Any:
     instance = main_models.Instance
     query = select(func.count(instance.id), func.coalesce(func.sum(instance.vcpus), 0),
                    func.coalesce(func.sum(instance.memory_mb), 0)).where(
@@ -240,12 +240,12 @@ def _cell_usage(context: RequestContext, query: Any) -> tuple[int, int, int]:
     return int(count), int(cores), int(ram)
 
 
-def count_usage(context: Any, project_id: str) -> dict[str, int]:
+def count_usage(context: Any, project_id: str | None) -> dict[str, int]:
     """instances, cores and ram the project uses in all cells and in build requests."""
     return _count_instances(context, project_id, None)
 
 
-def count_server_groups(project_id: str, user_id: str | None = None) -> int:
+def count_server_groups(project_id: str | None, user_id: str | None = None) -> int:
     query = select(func.count(api_models.InstanceGroup.id)).filter_by(project_id=project_id)
     if user_id:
         query = query.filter_by(user_id=user_id)
@@ -259,7 +259,7 @@ def count_key_pairs(user_id: str) -> int:
                               .filter_by(user_id=user_id)) or 0
 
 
-def in_use(context: Any, project_id: str, user_id: str | None = None) -> dict[str, int]:
+def in_use(context: Any, project_id: str | None, user_id: str | None = None) -> dict[str, int]:
     """Usage of every resource, of the project or of one of its users.
 
     Key pairs belong to users, so a project's count is 0; resources counted per server
@@ -273,14 +273,14 @@ def in_use(context: Any, project_id: str, user_id: str | None = None) -> dict[st
     return usage
 
 
-def check_deltas(context: Any, deltas: dict[str, int], project_id: str,
+def check_deltas(context: Any, deltas: dict[str, int], project_id: str | None,
                  user_id: str | None = None) -> None:
     """Raise ``TooManyInstances`` (instances, cores, ram) or ``OverQuota`` (others) if
     adding ``deltas`` passes a limit."""
     headroom(context, deltas, project_id, user_id, raise_over=True)
 
 
-def headroom(context: Any, deltas: dict[str, int], project_id: str,
+def headroom(context: Any, deltas: dict[str, int], project_id: str | None,
              user_id: str | None = None, raise_over: bool = False) -> dict[str, int]:
     """How much of each counted resource in ``deltas`` (always instances, cores, ram) is
     left (-1: unlimited); raise when ``deltas`` does not fit and ``raise_over``."""

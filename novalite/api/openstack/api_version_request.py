@@ -36,9 +36,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite import exception
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 _MIN = '2.1'
 _MAX = '2.104'
@@ -125,6 +128,7 @@ def max_api_version() -> APIVersionRequest:
     return MAX_VERSION
 
 
-def is_supported(req: Any, min_version: str = _MIN, max_version: str | None = None) -> bool:
+def is_supported(req: wsgi.Request, min_version: str = _MIN,
+                 max_version: str | None = None) -> bool:
     """Whether the microversion of ``req`` is within the given bounds."""
     return req.api_version_request.matches(min_version, max_version)

@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import datetime
 import urllib.parse
-from typing import Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_log import log as logging
 
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.api.openstack import wsgi
+    from novalite.compute.api import API as ComputeAPI
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -75,7 +81,7 @@ def task_and_vm_state_from_status(statuses: list[str]) -> tuple[list[str], list[
     return sorted(vm_states), sorted(task_states)
 
 
-def get_limit_and_marker(req: Any) -> tuple[int, str | None]:
+def get_limit_and_marker(req: wsgi.Request) -> tuple[int, str | None]:
     """``limit`` (capped by ``[api] max_limit``) and ``marker`` of a list request."""
     params = req.GET
     max_limit = CONF.api.max_limit
@@ -92,7 +98,7 @@ def get_limit_and_marker(req: Any) -> tuple[int, str | None]:
     return limit, params.get('marker')
 
 
-def get_sort_params(req: Any, default_key: str = 'created_at', default_dir: str = 'desc'
+def get_sort_params(req: wsgi.Request, default_key: str = 'created_at', default_dir: str = 'desc'
                     ) -> tuple[list[str], list[str]]:
     """Sort keys and directions from repeated ``sort_key``/``sort_dir`` parameters.
 
@@ -135,7 +141,7 @@ class ViewBuilder:
     _collection_name = ''
 
     @staticmethod
-    def _project_id(req: Any) -> str:
+    def _project_id(req: wsgi.Request) -> str:
         # Links carry the project id only when the client put it in its URL.
         context = req.environ.get('novalite.context')
         project_id = getattr(context, 'project_id', None)
@@ -143,7 +149,7 @@ class ViewBuilder:
             return project_id
         return ''
 
-    def _prefix(self, req: Any, bookmark: bool = False) -> str:
+    def _prefix(self, req: wsgi.Request, bookmark: bool = False) -> str:
         # The same for every link of one response: worked out once per request (a list
         # of a hundred servers has three hundred links).
         prefixes = req.environ.setdefault('novalite.link_prefixes', {})
@@ -156,22 +162,23 @@ class ViewBuilder:
             prefix = prefixes[bookmark] = '%s/%s' % (url, project_id) if project_id else url
         return prefix
 
-    def _get_href_link(self, req: Any, identifier: str, collection: str | None = None) -> str:
+    def _get_href_link(self, req: wsgi.Request, identifier: str,
+                       collection: str | None = None) -> str:
         return '%s/%s/%s' % (self._prefix(req), collection or self._collection_name,
                              identifier)
 
-    def _get_bookmark_link(self, req: Any, identifier: str,
+    def _get_bookmark_link(self, req: wsgi.Request, identifier: str,
                            collection: str | None = None) -> str:
         return '%s/%s/%s' % (self._prefix(req, bookmark=True),
                              collection or self._collection_name, identifier)
 
-    def _get_links(self, req: Any, identifier: str, collection: str | None = None
+    def _get_links(self, req: wsgi.Request, identifier: str, collection: str | None = None
                    ) -> list[dict]:
         return [{'rel': 'self', 'href': self._get_href_link(req, identifier, collection)},
                 {'rel': 'bookmark',
                  'href': self._get_bookmark_link(req, identifier, collection)}]
 
-    def _get_collection_links(self, req: Any, items: list, collection_name: str,
+    def _get_collection_links(self, req: wsgi.Request, items: list, collection_name: str,
                               id_key: str = 'uuid') -> list[dict]:
         """A ``next`` link when the page is full: the client may ask for more."""
         limit, _marker = get_limit_and_marker(req)
@@ -186,8 +193,8 @@ class ViewBuilder:
         return [{'rel': 'next', 'href': href}]
 
 
-def get_instance(compute_api: Any, context: Any, instance_id: str,
-                 expected_attrs: list | None = None) -> Any:
+def get_instance(compute_api: ComputeAPI, context: RequestContext, instance_id: str,
+                 expected_attrs: list | None = None) -> objects.Instance:
     """The server ``instance_id`` as the caller may see it.
 
     Servers of other projects do not exist for non-administrators: 404, not 403, so
@@ -200,7 +207,7 @@ def get_instance(compute_api: Any, context: Any, instance_id: str,
     return instance
 
 
-def instance_target(instance: Any) -> dict:
+def instance_target(instance: objects.Instance) -> dict:
     """The policy target of a server: its project and user."""
     return {'project_id': instance.project_id, 'user_id': instance.user_id}
 
@@ -209,12 +216,12 @@ class ComputeAPIUser:
     """A controller that calls the compute API, built on first use (it makes RPC
     clients, which need ``rpc.init()``); tests pass a double instead."""
 
-    def __init__(self, compute_api: Any = None) -> None:
+    def __init__(self, compute_api: ComputeAPI | None = None) -> None:
         super().__init__()
         self._compute_api = compute_api
 
     @property
-    def compute_api(self) -> Any:
+    def compute_api(self) -> ComputeAPI:
         if self._compute_api is None:
             from novalite.compute import api as compute_api
             self._compute_api = compute_api.API()

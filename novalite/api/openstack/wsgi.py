@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import microversion_parse
 import webob
@@ -21,6 +21,9 @@ from oslo_serialization import jsonutils
 from novalite import exception
 from novalite.api.openstack import LEGACY_V2_KEY, faults
 from novalite.api.openstack import api_version_request as avr
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -36,7 +39,8 @@ class Request(webob.Request):
     """A request that knows its microversion and its RequestContext."""
 
     @property
-    def context(self) -> Any:
+    def context(self) -> RequestContext:
+        # Set by the auth middleware before any controller runs.
         return self.environ.get(CONTEXT_KEY)
 
     def is_legacy_v2(self) -> bool:
@@ -84,7 +88,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def unstorable_string(document: Any) -> str | None:
+def unstorable_string(document: object) -> str | None:
     """Why a string of the parsed JSON ``document`` (a key or a value, at any depth)
     cannot be stored, or None when every one can.
 
@@ -93,7 +97,7 @@ def unstorable_string(document: Any) -> str | None:
     ("\\u0000": PostgreSQL refuses it in text). Checked here, once, so no route and no
     field lets one reach the database, in the API or after its 202.
     """
-    pending = [document]
+    pending: list[object] = [document]
     while pending:  # no recursion: the document may be nested as deep as the parser took
         value = pending.pop()
         if isinstance(value, str):
@@ -119,7 +123,7 @@ def unstorable_string(document: Any) -> str | None:
 class ResponseObject:
     """What a controller returns when the body alone is not enough (code, headers)."""
 
-    def __init__(self, obj: Any, code: int | None = None,
+    def __init__(self, obj: object, code: int | None = None,
                  headers: dict[str, str] | None = None) -> None:
         self.obj = obj
         self.code = code
@@ -154,7 +158,7 @@ def api_version(min_version: str, max_version: str | None = None) -> Callable:
         variants.sort(key=lambda v: v[0], reverse=True)
 
         @functools.wraps(func)
-        def dispatch(self: Any, req: Request, *args: Any, **kwargs: Any) -> Any:
+        def dispatch(self: Controller, req: Request, *args: object, **kwargs: object) -> Any:
             version = req.api_version_request
             for low, high, impl in variants:
                 if version.matches(low, high):
@@ -166,23 +170,30 @@ def api_version(min_version: str, max_version: str | None = None) -> Callable:
     return decorator
 
 
-class Controller:
+_ViewBuilder = TypeVar('_ViewBuilder')
+
+
+class Controller(Generic[_ViewBuilder]):
     """Base of the API controllers.
 
     An action method takes ``(req, **url_args)``, plus ``body`` for POST/PUT/PATCH, and
     returns a dict (the JSON body), None (no body) or a :class:`ResponseObject`.
+    ``Controller[ViewBuilder]`` types ``_view_builder``: built from
+    ``_view_builder_class``, or set by the subclass's ``__init__``.
     """
 
-    _view_builder_class: type | None = None
+    _view_builder_class: Callable[[], _ViewBuilder] | None = None
+    _view_builder: _ViewBuilder
 
     def __init__(self) -> None:
-        self._view_builder = self._view_builder_class() if self._view_builder_class else None
+        if self._view_builder_class is not None:
+            self._view_builder = self._view_builder_class()
 
 
 class Resource:
     """The WSGI app of one controller: a route's ``action`` names the method to call."""
 
-    def __init__(self, controller: Any) -> None:
+    def __init__(self, controller: Controller) -> None:
         self.controller = controller
 
     @webob.dec.wsgify(RequestClass=Request)
@@ -229,7 +240,7 @@ class Resource:
         return body
 
     @staticmethod
-    def _serialize(method: Callable, result: Any) -> webob.Response:
+    def _serialize(method: Callable, result: object) -> webob.Response:
         code = getattr(method, 'wsgi_code', 200)
         headers: dict[str, str] = {}
         if isinstance(result, webob.Response):

@@ -5,7 +5,8 @@ import base64
 import binascii
 import re
 import unicodedata
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import jsonschema
 from jsonschema import validators as js_validators
@@ -13,11 +14,14 @@ from oslo_utils import uuidutils
 
 from novalite import exception
 
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
 format_checker = jsonschema.FormatChecker()
 
 
 @format_checker.checks('uuid')
-def _is_uuid(instance: Any) -> bool:
+def _is_uuid(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
     return uuidutils.is_uuid_like(instance)
@@ -29,7 +33,7 @@ def _is_uuid(instance: Any) -> bool:
 
 
 @format_checker.checks('base64')
-def _is_base64(instance: Any) -> bool:
+def _is_base64(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
     try:
@@ -49,7 +53,7 @@ class _NameError(exception.ValidationError):
 
 
 @format_checker.checks('name', raises=_NameError)
-def _is_name(instance: Any) -> bool:
+def _is_name(instance: object) -> bool:
     """Printable, and no whitespace at either end (Nova's ``name`` format)."""
     if not isinstance(instance, str):
         return True
@@ -60,7 +64,7 @@ def _is_name(instance: Any) -> bool:
 
 
 @format_checker.checks('name_with_leading_trailing_spaces', raises=_NameError)
-def _is_name_with_spaces(instance: Any) -> bool:
+def _is_name_with_spaces(instance: object) -> bool:
     """Printable with one non-space character at least; spaces at the ends allowed (the
     API strips them): Nova's format of an aggregate's new name."""
     if not isinstance(instance, str):
@@ -72,7 +76,7 @@ def _is_name_with_spaces(instance: Any) -> bool:
 
 
 @format_checker.checks('date-time')
-def _is_date_time(instance: Any) -> bool:
+def _is_date_time(instance: object) -> bool:
     from oslo_utils import timeutils
     if not isinstance(instance, str):
         return True
@@ -86,7 +90,7 @@ def _is_date_time(instance: Any) -> bool:
 _INT_RE = re.compile(r'^-?\d+$')
 
 
-def _number_from_str(value: Any) -> Any:
+def _number_from_str(value: object) -> int | float | None:
     """The number an integer-or-string field holds ("512" counts as 512)."""
     if isinstance(value, bool):
         return None
@@ -103,14 +107,16 @@ def _number_from_str(value: Any) -> Any:
 _Draft4 = jsonschema.Draft4Validator
 
 
-def _minimum(validator: Any, minimum: Any, instance: Any, schema: dict) -> Any:
+def _minimum(validator: Validator, minimum: float, instance: object,
+             schema: dict) -> Iterator[jsonschema.ValidationError]:
     number = _number_from_str(instance)
     if number is None:
         return
     yield from _Draft4.VALIDATORS['minimum'](validator, minimum, number, schema)
 
 
-def _maximum(validator: Any, maximum: Any, instance: Any, schema: dict) -> Any:
+def _maximum(validator: Validator, maximum: float, instance: object,
+             schema: dict) -> Iterator[jsonschema.ValidationError]:
     number = _number_from_str(instance)
     if number is None:
         return
@@ -121,12 +127,14 @@ def _maximum(validator: Any, maximum: Any, instance: Any, schema: dict) -> Any:
 _Validator = js_validators.extend(_Draft4, {'minimum': _minimum, 'maximum': _maximum})
 
 
-def _soft_additional_properties(validator: Any, allowed: Any, instance: Any,
-                                schema: dict) -> Any:
+def _soft_additional_properties(validator: Validator, allowed: bool | dict, instance: object,
+                                schema: dict) -> Iterator[jsonschema.ValidationError]:
     """The v2.0 compatible mode's additionalProperties: unknown keys are dropped, as
     the v2 API ignored them, except where ``patternProperties`` names the keys a body
     may carry (metadata), which stay checked."""
-    if not validator.is_type(instance, 'object') or allowed is True:
+    # Draft 4's type 'object' is a dict: the isinstance only tells the checker so.
+    if (not validator.is_type(instance, 'object') or not isinstance(instance, dict)
+            or allowed is True):
         return
     known = schema.get('properties', {})
     patterns = '|'.join(schema.get('patternProperties', {}))
@@ -158,7 +166,7 @@ class SchemaValidator:
         self.validator = validator_class(schema, format_checker=format_checker)
         self.is_body = is_body
 
-    def validate(self, value: Any) -> None:
+    def validate(self, value: object) -> None:
         try:
             self.validator.validate(value)
         except jsonschema.ValidationError as ex:

@@ -1,7 +1,7 @@
 """changePassword: set the administrator password inside the guest."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -10,11 +10,14 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import admin_password as schema
 from novalite.policies import admin_password as policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 
 def actions(controller: Any) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
-    def change_password(req: wsgi.Request, instance: Any,
+    def change_password(req: wsgi.Request, instance: objects.Instance,
                         args: dict) -> wsgi.ResponseObject:
         req.context.can(policies.BASE_POLICY_NAME, common.instance_target(instance))
         try:

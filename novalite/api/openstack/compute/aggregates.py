@@ -5,7 +5,7 @@ host that runs instances cannot change through an aggregate update, as in Nova.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_log import log as logging
@@ -19,15 +19,18 @@ from novalite.api.openstack.compute.schemas import aggregate_images as images_sc
 from novalite.api.openstack.compute.schemas import aggregates as schema
 from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.availability_zones import COMPUTE_BINARY
-from novalite.conductor import api as conductor_api
+from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.objects import aggregate as agg_obj
 from novalite.policies import aggregates as agg_policies
 from novalite.scheduler import rpcapi as scheduler_rpcapi
 
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 
-def _schedulers_forget(context: Any, aggregate: Any, deleted: bool = False) -> None:
+def _schedulers_forget(context: RequestContext, aggregate: Any, deleted: bool = False) -> None:
     """Tell the schedulers their copy of the aggregates is out of date (fanout casts,
     as Nova's aggregate API does); a failure to tell them is logged, not the user's:
     they read the aggregates again within a minute anyway."""
@@ -54,7 +57,7 @@ def _int_id(aggregate_id: str) -> int:
             explanation='Invalid input received: id must be an integer') from exc
 
 
-def _view(req: Any, aggregate: Any, full: bool = True) -> dict:
+def _view(req: wsgi.Request, aggregate: Any, full: bool = True) -> dict:
     body = {
         'availability_zone': aggregate.availability_zone,
         'created_at': _time(aggregate.created_at),
@@ -72,7 +75,7 @@ def _view(req: Any, aggregate: Any, full: bool = True) -> dict:
     return {'aggregate': body}
 
 
-def _check_host(context: Any, host: str) -> None:
+def _check_host(context: RequestContext, host: str) -> None:
     """The host runs a compute service in some cell (its host mapping's, else any).
 
     :raises ComputeHostNotFound: it does not
@@ -88,7 +91,7 @@ def _check_host(context: Any, host: str) -> None:
     raise exception.ComputeHostNotFound(host=host)
 
 
-def _hosts_have_instances(context: Any, hosts: list[str]) -> bool:
+def _hosts_have_instances(context: RequestContext, hosts: list[str]) -> bool:
     if not hosts:
         return False
     cells = [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
@@ -99,7 +102,7 @@ def _hosts_have_instances(context: Any, hosts: list[str]) -> bool:
     return any(r for r in results.values() if isinstance(r, int))
 
 
-def _zone_problem(context: Any, aggregate: Any, zone: str | None, hosts: list[str],
+def _zone_problem(context: RequestContext, aggregate: Any, zone: str | None, hosts: list[str],
                   check_instances: bool) -> str | None:
     """Why giving ``hosts`` of ``aggregate`` the zone ``zone`` is refused, or None."""
     if zone:
@@ -107,7 +110,8 @@ def _zone_problem(context: Any, aggregate: Any, zone: str | None, hosts: list[st
             other.availability_zone for host in hosts
             for other in objects.AggregateList.get_by_host(context, host,
                                                            key=agg_obj.AZ_KEY)
-            if other.id != aggregate.id and other.availability_zone != zone})
+            if other.id != aggregate.id and other.availability_zone is not None
+            and other.availability_zone != zone})
         if conflicting:
             return ('One or more hosts already in availability zone(s) %s'
                     % ', '.join(conflicting))
@@ -120,7 +124,7 @@ def _zone_problem(context: Any, aggregate: Any, zone: str | None, hosts: list[st
 class AggregateController(wsgi.Controller):
 
     @staticmethod
-    def _get(context: Any, aggregate_id: str) -> Any:
+    def _get(context: RequestContext, aggregate_id: str) -> Any:
         return objects.Aggregate.get_by_id(context, _int_id(aggregate_id))
 
     @validation.query_schema(empty_query, '2.1', '2.101')
@@ -200,13 +204,13 @@ class AggregateController(wsgi.Controller):
                 raise
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
 
-    _compute_task_api: conductor_api.ComputeTaskAPI | None = None
+    _compute_task_api: conductor_rpcapi.ComputeTaskAPI | None = None
 
     @property
-    def compute_task_api(self) -> conductor_api.ComputeTaskAPI:
+    def compute_task_api(self) -> conductor_rpcapi.ComputeTaskAPI:
         # Made on first use: an RPC client needs rpc.init(), done after routing.
         if self._compute_task_api is None:
-            self._compute_task_api = conductor_api.ComputeTaskAPI()
+            self._compute_task_api = conductor_rpcapi.ComputeTaskAPI()
         return self._compute_task_api
 
     @validation.schema(schema.action)

@@ -68,7 +68,7 @@ class AvailabilityZoneController(wsgi.Controller):
                 'active': not service.disabled,
                 'updated_at': _time(_updated(service)),
             }
-        zones = [{'zoneName': z, 'zoneState': {'available': True},
+        zones: list[dict[str, object]] = [{'zoneName': z, 'zoneState': {'available': True},
                   'hosts': hosts.get(z, {})} for z in available]
         zones += [{'zoneName': z, 'zoneState': {'available': False}, 'hosts': None}
                   for z in unavailable]

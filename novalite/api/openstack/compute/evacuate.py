@@ -3,7 +3,7 @@ another host, with Nova's microversions (onSharedStorage until 2.14, force 2.29-
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import strutils
@@ -15,6 +15,9 @@ from novalite.api.openstack.compute import migrate_server
 from novalite.api.openstack.compute.schemas import migrate_server as schema
 from novalite.policies import migrate_server as policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 # Unambiguous characters only, as the password of a new server.
 _PASSWORD_SYMBOLS = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
 
@@ -24,12 +27,12 @@ def _generate_password(length: int = 12) -> str:
 
 
 def actions(controller: Any) -> dict:
-    def handler(req: wsgi.Request, instance: Any, args: dict) -> Any:
+    def handler(req: wsgi.Request, instance: objects.Instance, args: dict) -> Any:
         return evacuate(controller.compute_api, req, instance, args)
     return {'evacuate': ('evacuate', schema.evacuate_any, handler)}
 
 
-def evacuate(compute_api: Any, req: wsgi.Request, instance: Any, args: dict) -> Any:
+def evacuate(compute_api: Any, req: wsgi.Request, instance: objects.Instance, args: dict) -> Any:
     context = req.context
     migrate_server.validate_for_version(req, {'evacuate': args}, [
         ('2.1', schema.evacuate), ('2.14', schema.evacuate_v214),

@@ -1,7 +1,7 @@
 """The flavors API: list and show for everyone; create, update, delete for administrators."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import strutils, uuidutils
@@ -12,6 +12,9 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import flavors as schema
 from novalite.api.openstack.compute.views import flavors as flavors_view
 from novalite.policies import flavors as fl_policies
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 
 def _parse_is_public(value: str | None) -> bool | None:
@@ -27,7 +30,7 @@ def _parse_is_public(value: str | None) -> bool | None:
             explanation='Invalid is_public filter [%s]' % value) from exc
 
 
-def _int_filter(req: Any, name: str) -> int | None:
+def _int_filter(req: wsgi.Request, name: str) -> int | None:
     value = req.GET.get(name)
     if value is None:
         return None
@@ -38,7 +41,7 @@ def _int_filter(req: Any, name: str) -> int | None:
             explanation='Invalid %s filter [%s]' % (name, value)) from exc
 
 
-def get_visible_flavor(context: Any, flavor_id: str) -> Any:
+def get_visible_flavor(context: RequestContext, flavor_id: str) -> Any:
     """The flavor, if ``context`` may see it: public, shared with its project, or admin.
 
     :raises FlavorNotFound: no such flavor, or a private one of other projects
@@ -49,7 +52,7 @@ def get_visible_flavor(context: Any, flavor_id: str) -> Any:
     return flavor
 
 
-class FlavorsController(wsgi.Controller):
+class FlavorsController(wsgi.Controller[flavors_view.ViewBuilder]):
     _view_builder_class = flavors_view.ViewBuilder
 
     @validation.query_schema(schema.index_query, '2.1', '2.74')
@@ -87,7 +90,7 @@ class FlavorsController(wsgi.Controller):
             filters['name'] = req.GET['name']
         limit, marker = common.get_limit_and_marker(req)
         flavors = objects.FlavorList.get_all(
-            context, inactive=context.is_admin, filters=filters,
+            context, inactive=bool(context.is_admin), filters=filters,
             sort_key=req.GET.get('sort_key') or 'flavorid',
             sort_dir=req.GET.get('sort_dir') or 'asc', limit=limit, marker=marker)
         return list(flavors)

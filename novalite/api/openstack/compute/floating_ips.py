@@ -46,7 +46,11 @@ class Server(Protocol):
 
     uuid: str
     project_id: str | None
-    info_cache: InfoCache | None
+    availability_zone: str | None
+    host: str | None
+
+    @property
+    def info_cache(self) -> InfoCache | None: ...
 
     def obj_attr_is_set(self, attrname: str) -> bool: ...
 

@@ -9,6 +9,9 @@ driver does as asked, libvirt has neither maintenance mode nor host power (501).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import webob.exc
 
 from novalite import context as nl_context
@@ -19,6 +22,9 @@ from novalite.api.openstack.compute.schemas import hosts as schema
 from novalite.compute import host_actions
 from novalite.policies import hosts as hosts_policies
 from novalite.servicegroup import api as servicegroup
+
+# What a host call takes: a bool (enable, maintenance) or an action name (power).
+_Value = TypeVar('_Value', bool, str)
 
 _NOT_SUPPORTED = 'The requested functionality is not supported.'
 
@@ -71,8 +77,8 @@ class HostController(wsgi.Controller):
         return result
 
     @staticmethod
-    def _ask(call: host_actions.HostCall, context: nl_context.RequestContext, host: str,
-             value: bool | str) -> str:
+    def _ask(call: Callable[[nl_context.RequestContext, str, _Value], str],
+             context: nl_context.RequestContext, host: str, value: _Value) -> str:
         """The compute host's answer, its failures as Nova's codes."""
         try:
             return call(context, host, value)

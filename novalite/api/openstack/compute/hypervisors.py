@@ -9,7 +9,7 @@ cannot tell).
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import oslo_messaging as messaging
 import webob.exc
@@ -28,6 +28,9 @@ from novalite.compute import rpcapi as compute_rpcapi
 from novalite.policies import hypervisors as hv_policies
 from novalite.servicegroup import api as servicegroup
 
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
+
 # Seconds to wait for one cell's database before listing without it.
 CELL_TIMEOUT = 60
 
@@ -39,7 +42,7 @@ class Node(NamedTuple):
     cell: Any
 
 
-def _nodes_of_cell(cctxt: Any) -> list[tuple[Any, Any]]:
+def _nodes_of_cell(cctxt: RequestContext) -> list[tuple[Any, Any]]:
     services = {s.host: s for s in objects.ServiceList.get_by_binary(cctxt, COMPUTE_BINARY)}
     nodes = sorted(objects.ComputeNodeList.get_all(cctxt), key=lambda n: n.id)
     return [(n, services[n.host]) for n in nodes if n.host in services]
@@ -62,7 +65,7 @@ class HypervisorsController(wsgi.Controller):
         self._servicegroup = servicegroup_api or servicegroup.API()
         self._compute_rpcapi = compute_rpcapi_
 
-    def _host_uptime(self, context: Any, item: Node) -> str:
+    def _host_uptime(self, context: RequestContext, item: Node) -> str:
         """The host's uptime line.
 
         :raises ComputeServiceUnavailable: its compute service is down
@@ -75,7 +78,7 @@ class HypervisorsController(wsgi.Controller):
         with nl_context.target_cell(context, item.cell) as cctxt:
             return self._compute_rpcapi.get_host_uptime(cctxt, item.node.host)
 
-    def _uptime_or_none(self, req: Any, item: Node) -> str | None:
+    def _uptime_or_none(self, req: wsgi.Request, item: Node) -> str | None:
         try:
             return self._host_uptime(req.context, item)
         except (NotImplementedError, exception.ComputeServiceUnavailable,
@@ -85,7 +88,7 @@ class HypervisorsController(wsgi.Controller):
     # -- reading the cells ---------------------------------------------------------
 
     @staticmethod
-    def _all(context: Any) -> list[Node]:
+    def _all(context: RequestContext) -> list[Node]:
         """Every node of every cell, cells in mapping order, nodes by id."""
         cells = [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
         results = nl_context.scatter_gather_cells(context, cells, CELL_TIMEOUT,
@@ -98,12 +101,12 @@ class HypervisorsController(wsgi.Controller):
         return found
 
     @staticmethod
-    def _servers(context: Any, item: Node) -> list:
+    def _servers(context: RequestContext, item: Node) -> list:
         with nl_context.target_cell(context, item.cell) as cctxt:
             instances = objects.InstanceList.get_by_filters(cctxt, {'host': item.node.host})
         return [i for i in instances if i.node in (None, item.node.hypervisor_hostname)]
 
-    def _view(self, req: Any, item: Node, detail: bool = False,
+    def _view(self, req: wsgi.Request, item: Node, detail: bool = False,
               with_servers: bool = False) -> dict:
         servers = self._servers(req.context, item) if with_servers else None
         uptime = self._uptime_or_none(req, item) if detail and avr.is_supported(
@@ -129,7 +132,7 @@ class HypervisorsController(wsgi.Controller):
         req.context.can(hv_policies.BASE % 'list-detail', {})
         return self._list(req, detail=True)
 
-    def _list(self, req: Any, detail: bool) -> dict:
+    def _list(self, req: wsgi.Request, detail: bool) -> dict:
         context = req.context
         items = self._all(context)
         paged = avr.is_supported(req, '2.33')
@@ -158,7 +161,7 @@ class HypervisorsController(wsgi.Controller):
         return body
 
     @staticmethod
-    def _page(req: Any, items: list[Node]) -> list[Node]:
+    def _page(req: wsgi.Request, items: list[Node]) -> list[Node]:
         limit, marker = common.get_limit_and_marker(req)
         if marker is not None:
             key = 'uuid' if avr.is_supported(req, '2.53') else 'id'
@@ -170,7 +173,7 @@ class HypervisorsController(wsgi.Controller):
 
     # -- one -----------------------------------------------------------------------
 
-    def _find(self, req: Any, id: str) -> Node:
+    def _find(self, req: wsgi.Request, id: str) -> Node:
         if avr.is_supported(req, '2.53'):
             if not uuidutils.is_uuid_like(id):
                 raise webob.exc.HTTPBadRequest(explanation='Invalid uuid %s' % id)
@@ -215,7 +218,7 @@ class HypervisorsController(wsgi.Controller):
 
     # -- by host name (until 2.52) -----------------------------------------------------
 
-    def _matching(self, req: Any, pattern: str) -> list[Node]:
+    def _matching(self, req: wsgi.Request, pattern: str) -> list[Node]:
         items = [i for i in self._all(req.context)
                  if pattern in (i.node.hypervisor_hostname or '')]
         if not items:

@@ -53,7 +53,7 @@ def _int_param(req: wsgi.Request, name: str) -> int | None:
     return value
 
 
-class ImagesController(wsgi.Controller):
+class ImagesController(wsgi.Controller[views.ViewBuilder]):
 
     def __init__(self, image_api: glance.API | None = None) -> None:
         super().__init__()

@@ -19,7 +19,7 @@ from novalite.policies import instance_actions as ia_policies
 POLICY = ia_policies.BASE_POLICY_NAME
 
 
-class InstanceActionsController(common.ComputeAPIUser, wsgi.Controller):
+class InstanceActionsController(common.ComputeAPIUser, wsgi.Controller[view.ViewBuilder]):
     _view_builder_class = view.ViewBuilder
 
     def _instance(self, req: wsgi.Request, server_id: str, action: str) -> Any:

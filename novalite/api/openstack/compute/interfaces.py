@@ -7,7 +7,7 @@ DELETE detaches one (a cast: 202).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -20,6 +20,9 @@ from novalite.api.openstack.compute.schemas import interfaces as schema
 from novalite.api.openstack.compute.server_actions import _conflict
 from novalite.compute import api_interfaces
 from novalite.policies import attach_interfaces as policies
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 
 def _view(port: dict[str, Any], tags: dict[str, str | None] | None) -> dict[str, Any]:
@@ -48,7 +51,7 @@ class InterfaceAttachmentController(common.ComputeAPIUser, wsgi.Controller):
             self._interfaces_api = api_interfaces.InterfacesAPI(self.compute_api)
         return self._interfaces_api
 
-    def _tags(self, req: wsgi.Request, instance: Any) -> dict[str, str | None] | None:
+    def _tags(self, req: wsgi.Request, instance: objects.Instance) -> dict[str, str | None] | None:
         return self.interfaces_api.tags(instance) if avr.is_supported(req, '2.70') \
             else None
 

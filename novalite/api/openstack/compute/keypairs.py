@@ -1,7 +1,7 @@
 """The os-keypairs API: import or generate, list, show and delete a user's key pairs."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -15,6 +15,9 @@ from novalite.conf import CONF
 from novalite.objects import keypair as keypair_obj
 from novalite.policies import keypairs as kp_policies
 
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
+
 POLICY = kp_policies.POLICY_ROOT
 
 
@@ -26,10 +29,13 @@ def _user_id(req: wsgi.Request, action: str, requested: str | None = None) -> st
     if avr.is_supported(req, '2.10'):
         user_id = requested or req.GET.get('user_id') or user_id
     context.can(POLICY % action, {'user_id': user_id})
+    if user_id is None:
+        # Key pairs belong to users; every token the API's auth accepts names one.
+        raise webob.exc.HTTPForbidden(explanation='The request names no user.')
     return user_id
 
 
-class KeypairController(wsgi.Controller):
+class KeypairController(wsgi.Controller[view.ViewBuilder]):
     _view_builder_class = view.ViewBuilder
 
     @validation.query_schema(schema.index_query, '2.1', '2.9')
@@ -80,13 +86,13 @@ class KeypairController(wsgi.Controller):
                                    code=201 if avr.is_supported(req, '2.2') else 200)
 
 
-def _check_quota(context: Any, user_id: str) -> None:
+def _check_quota(context: RequestContext, user_id: str) -> None:
     limit = CONF.quota.key_pairs
     if limit >= 0 and objects.KeyPairList.get_count_by_user(context, user_id) >= limit:
         raise exception.KeypairLimitExceeded()
 
 
-def _make(context: Any, user_id: str, name: str, key_type: str,
+def _make(context: RequestContext, user_id: str, name: str, key_type: str,
           public_key: str | None) -> tuple[Any, str | None]:
     """The key pair to store, and the private key when the server generated it."""
     private_key = None

@@ -1,8 +1,6 @@
 """The limits API: the caller's absolute limits and usage (rate limits are gone: [])."""
 from __future__ import annotations
 
-from typing import Any
-
 from novalite import quota
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
@@ -40,7 +38,7 @@ _NETWORK_NAMES = {'maxSecurityGroups', 'maxSecurityGroupRules', 'maxTotalFloatin
                   'totalFloatingIpsUsed', 'totalSecurityGroupsUsed'}
 
 
-def _hidden(req: Any) -> set[str]:
+def _hidden(req: wsgi.Request) -> set[str]:
     hidden: set[str] = set()
     if avr.is_supported(req, '2.36'):
         hidden |= _NETWORK_NAMES

@@ -2,7 +2,7 @@
 migrate and os-migrateLive (administrators'), with Nova's answers and faults."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import strutils
@@ -14,6 +14,9 @@ from novalite.api.openstack.compute import flavors, servers
 from novalite.api.openstack.compute.schemas import migrate_server as schema
 from novalite.api.validation import validators
 from novalite.policies import migrate_server as policies
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 
 def actions(controller: Any) -> dict:
@@ -28,7 +31,7 @@ def actions(controller: Any) -> dict:
     }
 
 
-def validate_for_version(req: Any, body: dict, versions: list[tuple[str, dict]]) -> None:
+def validate_for_version(req: wsgi.Request, body: dict, versions: list[tuple[str, dict]]) -> None:
     """Check ``body`` against the schema of the newest of ``versions`` (min version,
     schema; oldest first) that the request's microversion reaches."""
     chosen = versions[0][1]
@@ -48,7 +51,8 @@ class _Handlers:
 
     # -- resize ------------------------------------------------------------------------
 
-    def resize(self, req: wsgi.Request, instance: Any, args: dict) -> wsgi.ResponseObject:
+    def resize(self, req: wsgi.Request, instance: objects.Instance,
+               args: dict) -> wsgi.ResponseObject:
         context = req.context
         context.can(policies.SERVERS % 'resize', common.instance_target(instance))
         flavor_id = common.get_id_from_href(str(args['flavorRef']))
@@ -74,7 +78,7 @@ class _Handlers:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         return wsgi.ResponseObject(None, code=202)
 
-    def confirm_resize(self, req: wsgi.Request, instance: Any,
+    def confirm_resize(self, req: wsgi.Request, instance: objects.Instance,
                        args: Any) -> wsgi.ResponseObject:
         req.context.can(policies.SERVERS % 'confirm_resize',
                         common.instance_target(instance))
@@ -85,7 +89,7 @@ class _Handlers:
                 explanation='Instance has not been resized.') from exc
         return wsgi.ResponseObject(None, code=204)
 
-    def revert_resize(self, req: wsgi.Request, instance: Any,
+    def revert_resize(self, req: wsgi.Request, instance: objects.Instance,
                       args: Any) -> wsgi.ResponseObject:
         req.context.can(policies.SERVERS % 'revert_resize',
                         common.instance_target(instance))
@@ -98,7 +102,8 @@ class _Handlers:
 
     # -- migrate -----------------------------------------------------------------------
 
-    def migrate(self, req: wsgi.Request, instance: Any, args: Any) -> wsgi.ResponseObject:
+    def migrate(self, req: wsgi.Request, instance: objects.Instance,
+                args: Any) -> wsgi.ResponseObject:
         context = req.context
         host = None
         # Before 2.56 the body is not looked at (Nova has no schema for it there).
@@ -114,7 +119,7 @@ class _Handlers:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         return wsgi.ResponseObject(None, code=202)
 
-    def migrate_live(self, req: wsgi.Request, instance: Any,
+    def migrate_live(self, req: wsgi.Request, instance: objects.Instance,
                      args: dict) -> wsgi.ResponseObject:
         context = req.context
         validate_for_version(req, {'os-migrateLive': args}, [

@@ -22,7 +22,7 @@ from novalite.policies import migrations as mig_policies
 _PLAIN_FILTERS = ('host', 'status', 'instance_uuid', 'source_compute', 'migration_type')
 
 
-def _filters(req: Any) -> dict:
+def _filters(req: wsgi.Request) -> dict:
     """The list filters of the request's microversion, parsed."""
     params = req.GET
     filters: dict[str, Any] = {k: params[k] for k in _PLAIN_FILTERS if k in params}
@@ -45,7 +45,7 @@ def _filters(req: Any) -> dict:
     return filters
 
 
-class MigrationsController(common.ComputeAPIUser, wsgi.Controller):
+class MigrationsController(common.ComputeAPIUser, wsgi.Controller[view.ViewBuilder]):
 
     def __init__(self, compute_api: Any = None) -> None:
         super().__init__(compute_api)

@@ -2,7 +2,7 @@
 Nova): another address for the server on a network, or one address less."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -11,6 +11,9 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import multinic as schema
 from novalite.compute import api_interfaces
 from novalite.policies import multinic as policies
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 
 def _until_2_43(req: wsgi.Request) -> None:
@@ -23,14 +26,15 @@ def _until_2_43(req: wsgi.Request) -> None:
 def actions(controller: Any) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
-    def add_fixed_ip(req: wsgi.Request, instance: Any, args: dict) -> wsgi.ResponseObject:
+    def add_fixed_ip(req: wsgi.Request, instance: objects.Instance,
+                     args: dict) -> wsgi.ResponseObject:
         _until_2_43(req)
         req.context.can(policies.BASE_POLICY_NAME % 'add', common.instance_target(instance))
         api_interfaces.InterfacesAPI(controller.compute_api).add_fixed_ip(
             req.context, instance, str(args['networkId']))
         return wsgi.ResponseObject(None, code=202)
 
-    def remove_fixed_ip(req: wsgi.Request, instance: Any, args: dict
+    def remove_fixed_ip(req: wsgi.Request, instance: objects.Instance, args: dict
                         ) -> wsgi.ResponseObject:
         _until_2_43(req)
         req.context.can(policies.BASE_POLICY_NAME % 'remove',

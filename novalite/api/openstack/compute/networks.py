@@ -45,7 +45,7 @@ class NetworkController(wsgi.Controller):
         if not neutron_client.configured():
             return {'networks': []}
         networks = neutron_client.Client(context).get('/networks')['networks']
-        return {'networks': [network_dict(context.is_admin, n) for n in networks]}
+        return {'networks': [network_dict(bool(context.is_admin), n) for n in networks]}
 
     @wsgi.api_version('2.1', avr.MAX_PROXY_API_SUPPORT_VERSION)
     @validation.query_schema(schema.show_query)
@@ -58,4 +58,4 @@ class NetworkController(wsgi.Controller):
             network = neutron_client.Client(context).get('/networks/%s' % id)['network']
         except neutron_client.NeutronNotFound as exc:
             raise webob.exc.HTTPNotFound(explanation='Network not found') from exc
-        return {'network': network_dict(context.is_admin, network)}
+        return {'network': network_dict(bool(context.is_admin), network)}

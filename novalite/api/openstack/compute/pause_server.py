@@ -1,7 +1,7 @@
 """The pause and unpause server actions."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -9,15 +9,18 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import pause_server as schema
 from novalite.policies import pause_server as policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 
 def actions(controller: Any) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
-    def pause(req: wsgi.Request, instance: Any, args: Any) -> wsgi.ResponseObject:
+    def pause(req: wsgi.Request, instance: objects.Instance, args: Any) -> wsgi.ResponseObject:
         req.context.can(policies.POLICY_ROOT % 'pause', common.instance_target(instance))
         return _call(controller.compute_api.pause, req, instance)
 
-    def unpause(req: wsgi.Request, instance: Any, args: Any) -> wsgi.ResponseObject:
+    def unpause(req: wsgi.Request, instance: objects.Instance, args: Any) -> wsgi.ResponseObject:
         req.context.can(policies.POLICY_ROOT % 'unpause', common.instance_target(instance))
         return _call(controller.compute_api.unpause, req, instance)
 
@@ -25,7 +28,7 @@ def actions(controller: Any) -> dict:
             'unpause': ('unpause', schema.unpause, unpause)}
 
 
-def _call(method: Any, req: wsgi.Request, instance: Any) -> wsgi.ResponseObject:
+def _call(method: Any, req: wsgi.Request, instance: objects.Instance) -> wsgi.ResponseObject:
     try:
         method(req.context, instance)
     except NotImplementedError as exc:

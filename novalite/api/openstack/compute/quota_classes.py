@@ -2,8 +2,6 @@
 project gets unless it has its own)."""
 from __future__ import annotations
 
-from typing import Any
-
 import webob.exc
 
 from novalite import quota
@@ -17,7 +15,7 @@ from novalite.policies import quota_class_sets as qc_policies
 _GROUP_RESOURCES = ('server_groups', 'server_group_members')
 
 
-def _hidden(req: Any) -> set[str]:
+def _hidden(req: wsgi.Request) -> set[str]:
     """Before 2.50 the server group quotas are not shown, from 2.50 the network ones
     are not, and from 2.57 the injected file ones are not either."""
     if not avr.is_supported(req, '2.50'):
@@ -37,7 +35,7 @@ def _check_name(name: str) -> None:
 class QuotaClassSetsController(wsgi.Controller):
 
     @staticmethod
-    def _format(req: Any, quota_class: str | None) -> dict:
+    def _format(req: wsgi.Request, quota_class: str | None) -> dict:
         hidden = _hidden(req)
         body: dict = {'id': quota_class} if quota_class is not None else {}
         body.update((k, v) for k, v in quota.get_class_limits(quota_class or '').items()

@@ -5,7 +5,7 @@ what is already used is refused unless ``force`` is given.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_utils import strutils
@@ -17,8 +17,11 @@ from novalite.api.openstack import wsgi
 from novalite.api.openstack.compute.schemas import quota_sets as schema
 from novalite.policies import quota_sets as qs_policies
 
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
-def hidden_resources(req: Any) -> set[str]:
+
+def hidden_resources(req: wsgi.Request) -> set[str]:
     """Resources a microversion no longer reports: 2.36 the network ones, 2.57 the
     injected files."""
     hidden: set[str] = set()
@@ -29,7 +32,7 @@ def hidden_resources(req: Any) -> set[str]:
     return hidden
 
 
-def _user_id(req: Any) -> str | None:
+def _user_id(req: wsgi.Request) -> str | None:
     return req.GET.get('user_id') or None
 
 
@@ -40,14 +43,14 @@ def _no_infinity(value: int) -> float:
 class QuotaSetsController(wsgi.Controller):
 
     @staticmethod
-    def _format(req: Any, project_id: str | None, values: dict) -> dict:
+    def _format(req: wsgi.Request, project_id: str | None, values: dict) -> dict:
         hidden = hidden_resources(req)
         body: dict = {'id': project_id} if project_id is not None else {}
         body.update((k, v) for k, v in values.items() if k not in hidden)
         return {'quota_set': body}
 
     @staticmethod
-    def _authorize(req: Any, action: str, project_id: str, user_id: str | None) -> None:
+    def _authorize(req: wsgi.Request, action: str, project_id: str, user_id: str | None) -> None:
         target = {'project_id': project_id, 'user_id': user_id or req.context.user_id}
         req.context.can(qs_policies.BASE % action, target)
 
@@ -90,7 +93,7 @@ class QuotaSetsController(wsgi.Controller):
         return self._format(req, None, quota.get_project_limits(id, user_id))
 
     @staticmethod
-    def _check_settable(context: Any, project_id: str, user_id: str | None,
+    def _check_settable(context: RequestContext, project_id: str, user_id: str | None,
                         wanted: dict[str, int]) -> None:
         """A limit may not go below the usage, nor a user's above the project's.
 

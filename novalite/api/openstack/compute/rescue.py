@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import uuidutils
@@ -11,6 +11,9 @@ from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import rescue as schema
 from novalite.policies import rescue as policies
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 # Unambiguous characters only, as for the password of a new server.
 _PASSWORD_SYMBOLS = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
@@ -33,7 +36,7 @@ def _rescue_image(image_ref: str | None) -> str | None:
 def actions(controller: Any) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
-    def rescue(req: wsgi.Request, instance: Any, args: dict | None) -> dict:
+    def rescue(req: wsgi.Request, instance: objects.Instance, args: dict | None) -> dict:
         password = (args or {}).get('adminPass') or _generate_password()
         req.context.can(policies.BASE_POLICY_NAME, common.instance_target(instance))
         image_ref = _rescue_image((args or {}).get('rescue_image_ref'))
@@ -46,7 +49,7 @@ def actions(controller: Any) -> dict:
                 explanation='The requested functionality is not supported.') from exc
         return {'adminPass': password}
 
-    def unrescue(req: wsgi.Request, instance: Any, args: Any) -> wsgi.ResponseObject:
+    def unrescue(req: wsgi.Request, instance: objects.Instance, args: Any) -> wsgi.ResponseObject:
         req.context.can(policies.UNRESCUE_POLICY_NAME, {'project_id': instance.project_id})
         controller.compute_api.unrescue(req.context, instance)
         return wsgi.ResponseObject(None, code=202)

@@ -80,7 +80,7 @@ class SecurityGroupController(wsgi.Controller):
         neutron = _neutron(req)
         if neutron is None:
             return {'security_groups': []}
-        everyone = context.is_admin and 'all_tenants' in req.GET
+        everyone = bool(context.is_admin) and 'all_tenants' in req.GET
         found = _limited(sg_api.list_groups(neutron, context.project_id, everyone), req)
         return {'security_groups': views.groups(found, sg_api.names_of(neutron, found))}
 
@@ -211,7 +211,7 @@ def _cache_groups(neutron: neutron_client.Client, instance: Server) -> None:
     try:
         groups = server_security_groups.port_groups(neutron, instance.uuid)
         cache = instance.info_cache
-        cache.network_info = [dict(vif, security_groups=groups.get(vif['id'], []))
+        cache.network_info = [{**vif, 'security_groups': groups.get(vif['id'], [])}
                               for vif in cache.network_info]
         cache.save()
     except Exception as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -32,6 +32,9 @@ from novalite.api.openstack.compute.schemas import server_actions as schema
 from novalite.api.validation import validators
 from novalite.policies import console_output as co_policies
 from novalite.policies import servers as srv_policies
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 SERVERS = srv_policies.SERVERS
 
@@ -98,22 +101,26 @@ class ServerActionsController(common.ComputeAPIUser, wsgi.Controller):
         except exception.ServiceUnavailable as exc:
             raise webob.exc.HTTPConflict(explanation=exc.format_message()) from exc
 
-    def _reboot(self, req: wsgi.Request, instance: Any, args: dict) -> wsgi.ResponseObject:
+    def _reboot(self, req: wsgi.Request, instance: objects.Instance,
+                args: dict) -> wsgi.ResponseObject:
         req.context.can(SERVERS % 'reboot', common.instance_target(instance))
         self.compute_api.reboot(req.context, instance, args['type'].upper())
         return wsgi.ResponseObject(None, code=202)
 
-    def _stop(self, req: wsgi.Request, instance: Any, args: Any) -> wsgi.ResponseObject:
+    def _stop(self, req: wsgi.Request, instance: objects.Instance,
+              args: Any) -> wsgi.ResponseObject:
         req.context.can(SERVERS % 'stop', common.instance_target(instance))
         self.compute_api.stop(req.context, instance)
         return wsgi.ResponseObject(None, code=202)
 
-    def _start(self, req: wsgi.Request, instance: Any, args: Any) -> wsgi.ResponseObject:
+    def _start(self, req: wsgi.Request, instance: objects.Instance,
+               args: Any) -> wsgi.ResponseObject:
         req.context.can(SERVERS % 'start', common.instance_target(instance))
         self.compute_api.start(req.context, instance)
         return wsgi.ResponseObject(None, code=202)
 
-    def _get_console_output(self, req: wsgi.Request, instance: Any, args: dict) -> dict:
+    def _get_console_output(self, req: wsgi.Request, instance: objects.Instance,
+                            args: dict) -> dict:
         req.context.can(co_policies.BASE_POLICY_NAME, common.instance_target(instance))
         length = args.get('length')
         length = None if length is None or int(length) == -1 else int(length)

@@ -7,7 +7,7 @@ some are not, and 404 when none is. Accepted events are cast to the servers' hos
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_log import log as logging
@@ -17,6 +17,9 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import server_external_events as schema
 from novalite.policies import server_external_events as see_policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 LOG = logging.getLogger(__name__)
 
 # Events that name a resource in their tag and mean nothing without it.
@@ -24,7 +27,7 @@ TAG_REQUIRED = ('volume-extended', 'volume-reimaged')
 POWER_TAGS = ('POWER_ON', 'POWER_OFF')
 
 
-def _refusal(event: dict, instance: Any) -> int | None:
+def _refusal(event: dict, instance: objects.Instance | None) -> int | None:
     """The code of an event that cannot be delivered, None when it can."""
     if instance is None:
         return 404
@@ -56,7 +59,7 @@ class ServerExternalEventsController(common.ComputeAPIUser, wsgi.Controller):
             event.setdefault('status', 'completed')
             instance = instances.get(event['server_uuid'])
             refusal = _refusal(event, instance)
-            if refusal is not None:
+            if refusal is not None or instance is None:
                 LOG.debug('Dropping event %s:%s of server %s (%d)', event['name'],
                           event.get('tag'), event['server_uuid'], refusal)
                 event.update(status='failed', code=refusal)

@@ -6,7 +6,8 @@ has a one-element ``policies`` list (and an always empty ``metadata``); from 2.6
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import strutils
@@ -21,10 +22,13 @@ from novalite.conf import CONF
 from novalite.objects import instance_group as ig_obj
 from novalite.policies import server_groups as sg_policies
 
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
+
 _OVER_QUOTA = 'Quota exceeded, too many server groups.'
 
 
-def _view(req: Any, group: Any) -> dict:
+def _view(req: wsgi.Request, group: Any) -> dict:
     body: dict = {'id': group.uuid, 'name': group.name}
     if avr.is_supported(req, '2.64'):
         body['policy'] = group.policy
@@ -39,7 +43,7 @@ def _view(req: Any, group: Any) -> dict:
     return body
 
 
-def _page(req: Any, items: list) -> list:
+def _page(req: wsgi.Request, items: list) -> list:
     """``offset`` and ``limit`` (capped at ``[api] max_limit``) applied to ``items``."""
     offset = int(req.GET.get('offset', 0))
     limit = int(req.GET.get('limit', 0)) or CONF.api.max_limit
@@ -49,7 +53,7 @@ def _page(req: Any, items: list) -> list:
 class ServerGroupController(wsgi.Controller):
 
     @staticmethod
-    def _get(context: Any, group_id: str) -> Any:
+    def _get(context: RequestContext, group_id: str) -> Any:
         return objects.InstanceGroup.get_by_uuid(context, group_id)
 
     @validation.query_schema(schema.index_query, '2.1', '2.74')
@@ -60,11 +64,14 @@ class ServerGroupController(wsgi.Controller):
         context.can(sg_policies.BASE % 'index', {'project_id': project_id})
         all_projects = 'all_projects' in req.GET and strutils.bool_from_string(
             req.GET['all_projects'], default=True)
+        groups: Sequence[objects.InstanceGroup]
         if all_projects:
             context.can(sg_policies.BASE % 'index:all_projects', {'project_id': project_id})
             groups = objects.InstanceGroupList.get_all(context)
         else:
-            groups = objects.InstanceGroupList.get_by_project_id(context, project_id)
+            # A caller scoped to no project owns no group.
+            groups = (objects.InstanceGroupList.get_by_project_id(context, project_id)
+                      if project_id is not None else [])
         return {'server_groups': [_view(req, g) for g in _page(req, list(groups))]}
 
     @validation.query_schema(empty_query, '2.1', '2.101')
@@ -114,7 +121,7 @@ class ServerGroupController(wsgi.Controller):
         return {'server_group': _view(req, group)}
 
     @staticmethod
-    def _check_quota(context: Any, delta: int) -> None:
+    def _check_quota(context: RequestContext, delta: int) -> None:
         try:
             quota.check_deltas(context, {'server_groups': delta}, context.project_id,
                                context.user_id)

@@ -7,6 +7,8 @@ password does not change.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from novalite.api import validation
 from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import server_password as schema
@@ -18,7 +20,7 @@ CHUNK_LENGTH = 255
 MAX_SIZE = CHUNKS * CHUNK_LENGTH
 
 
-def extract_password(system_metadata: dict[str, str]) -> str | None:
+def extract_password(system_metadata: Mapping[str, str | None]) -> str | None:
     """The stored password, its chunks joined in key order; None if there is none."""
     joined = ''.join(system_metadata[key] or '' for key in sorted(system_metadata)
                      if key.startswith('password_'))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import strutils
@@ -19,6 +19,9 @@ from novalite.api.validation import validators
 from novalite.conf import CONF
 from novalite.policies import create_backup as backup_policies
 from novalite.policies.servers import SERVERS
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 _VALIDATORS = {version: validators.SchemaValidator(body)
                for version, body in schema.REBUILD_BY_VERSION}
@@ -42,7 +45,7 @@ def actions(controller: Any) -> dict[str, tuple[str, dict, Any]]:
     }
 
 
-def _rebuild(controller: Any, req: wsgi.Request, instance: Any,
+def _rebuild(controller: Any, req: wsgi.Request, instance: objects.Instance,
              args: dict) -> wsgi.ResponseObject:
     context = req.context
     version = next(v for v, _s in schema.REBUILD_BY_VERSION if avr.is_supported(req, v))
@@ -79,7 +82,7 @@ def _rebuild(controller: Any, req: wsgi.Request, instance: Any,
     return wsgi.ResponseObject(view, code=202)
 
 
-def _rebuild_view(req: wsgi.Request, instance: Any) -> dict:
+def _rebuild_view(req: wsgi.Request, instance: objects.Instance) -> dict:
     """The server as Nova's rebuild shows it: the update view (from 2.75 the show
     view), with the key pair from 2.54 and the user data as ``user_data`` from 2.57."""
     view = views_servers.ViewBuilder().update(req, instance)
@@ -112,7 +115,7 @@ def _image_response(req: wsgi.Request, controller: Any, image: dict) -> wsgi.Res
         'Location': controller.compute_api.image_api.image_url(image['id'])})
 
 
-def _create_image(controller: Any, req: wsgi.Request, instance: Any,
+def _create_image(controller: Any, req: wsgi.Request, instance: objects.Instance,
                   args: dict) -> wsgi.ResponseObject:
     context = req.context
     context.can(SERVERS % 'create_image', common.instance_target(instance))
@@ -124,7 +127,7 @@ def _create_image(controller: Any, req: wsgi.Request, instance: Any,
     return _image_response(req, controller, image)
 
 
-def _create_backup(controller: Any, req: wsgi.Request, instance: Any,
+def _create_backup(controller: Any, req: wsgi.Request, instance: objects.Instance,
                    args: dict) -> wsgi.ResponseObject:
     context = req.context
     context.can(backup_policies.BASE_POLICY_NAME, common.instance_target(instance))

@@ -6,7 +6,7 @@ silently, as Nova does. The result is the ``search_opts`` of the compute API's
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import strutils, timeutils
@@ -15,6 +15,9 @@ from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 from novalite.api.openstack.compute.schemas.servers import JOINED_TABLE_PARAMS
 from novalite.policies import servers as srv_policies
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 SERVERS = srv_policies.SERVERS
 
@@ -39,7 +42,7 @@ _DIRECT = ('name', 'description', 'reservation_id', 'user_id', 'availability_zon
 _TAG_FILTERS = ('tags', 'tags-any', 'not-tags', 'not-tags-any')
 
 
-def _allowed(req: Any) -> set[str] | None:
+def _allowed(req: wsgi.Request) -> set[str] | None:
     """The filters this caller may use; None means all (administrators)."""
     context = req.context
     if context.can(SERVERS % 'allow_all_filters',
@@ -50,14 +53,14 @@ def _allowed(req: Any) -> set[str] | None:
             for name in names}
 
 
-def _params(req: Any) -> dict[str, list[str]]:
+def _params(req: wsgi.Request) -> dict[str, list[str]]:
     params: dict[str, list[str]] = {}
     for key, values in req.GET.dict_of_lists().items():
         params.setdefault(_ALIASES.get(key, key), []).extend(values)
     return params
 
 
-def search_options(req: Any, is_detail: bool) -> dict | None:
+def search_options(req: wsgi.Request, is_detail: bool) -> dict | None:
     """The compute API's ``search_opts`` from the query; None when nothing can match."""
     params = _params(req)
     allowed = _allowed(req)
@@ -95,7 +98,7 @@ def search_options(req: Any, is_detail: bool) -> dict | None:
     return opts
 
 
-def _add_status(req: Any, statuses: list[str] | None, opts: dict) -> bool:
+def _add_status(req: wsgi.Request, statuses: list[str] | None, opts: dict) -> bool:
     """Turn ``status`` into vm/task states; False when no server can have it."""
     if not statuses:
         return True
@@ -139,7 +142,7 @@ def _add_time_filters(params: dict, opts: dict) -> None:
                         'changes-before.')
 
 
-def _add_project(req: Any, params: dict, opts: dict, is_detail: bool) -> None:
+def _add_project(req: wsgi.Request, params: dict, opts: dict, is_detail: bool) -> None:
     context = req.context
     if is_all_tenants(params):
         policy = 'detail:get_all_tenants' if is_detail else 'index:get_all_tenants'

@@ -40,18 +40,18 @@ LOG = logging.getLogger(__name__)
 CELL_TIMEOUT = 60
 
 
-def _cells(context: Any) -> list:
+def _cells(context: RequestContext) -> list:
     return [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
 
 
-def _gather(context: Any, fn: Any) -> dict:
+def _gather(context: RequestContext, fn: Any) -> dict:
     """{cell uuid: result of ``fn(cell_context)``}, cells that failed left out."""
     results = nl_context.scatter_gather_cells(context, _cells(context), CELL_TIMEOUT, fn)
     return {uuid: r for uuid, r in results.items()
             if r is not nl_context.did_not_respond_sentinel and not isinstance(r, Exception)}
 
 
-class ServiceController(wsgi.Controller):
+class ServiceController(wsgi.Controller[services_view.ViewBuilder]):
 
     def __init__(self, servicegroup_api: Any = None, reportclient: Any = None) -> None:
         super().__init__()
@@ -142,7 +142,7 @@ class ServiceController(wsgi.Controller):
         """Have the compute host tag (or untag) its providers with
         COMPUTE_STATUS_DISABLED now, as Nova's API does; a host that is down or does
         not answer does it at its next periodic run."""
-        if not binaries.is_compute(service.binary):
+        if not binaries.is_compute(service.binary) or service.host is None:
             return
         try:
             self._host_api.set_host_enabled(context, service.host, not service.disabled)
@@ -245,7 +245,7 @@ class ServiceController(wsgi.Controller):
         service.destroy()
         lookups.forget()
 
-    def _delete_compute_parts(self, context: Any, service: Any) -> None:
+    def _delete_compute_parts(self, context: RequestContext, service: Any) -> None:
         """Check that nothing lives on the host any more, then remove its providers,
         aggregate memberships and host mapping (the service row goes last)."""
         host = service.host
@@ -255,8 +255,10 @@ class ServiceController(wsgi.Controller):
                             'Migrate or delete the instances first.')
         nodes = objects.ComputeNodeList.get_all_by_host(service._context, host)
         for node in nodes:
-            if objects.MigrationList.get_in_progress_by_host_and_node(
-                    service._context, host, node.hypervisor_hostname):
+            # A node without a name is in no migration's source or destination.
+            if node.hypervisor_hostname is not None and \
+                    objects.MigrationList.get_in_progress_by_host_and_node(
+                        service._context, host, node.hypervisor_hostname):
                 raise webob.exc.HTTPConflict(
                     explanation='Unable to delete compute service that has in-progress '
                                 'migrations. Complete the migrations or delete the '
@@ -276,7 +278,7 @@ class ServiceController(wsgi.Controller):
             pass  # a host never discovered into a cell has no mapping
 
     @staticmethod
-    def _find_by_id(context: Any, service_id: int) -> Any:
+    def _find_by_id(context: RequestContext, service_id: int) -> Any:
         """The service with this database id; ids repeat across cells, so one that
         names services in two cells is refused.
 
@@ -298,7 +300,7 @@ class ServiceController(wsgi.Controller):
         return found[0]
 
     @staticmethod
-    def _find(context: Any, service_uuid: str) -> Any:
+    def _find(context: RequestContext, service_uuid: str) -> Any:
         """The service with this uuid, with its context aimed at its cell.
 
         :raises HTTPNotFound: no cell has it

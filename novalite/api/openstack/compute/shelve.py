@@ -1,7 +1,7 @@
 """The os-shelve server actions: shelve, shelveOffload, unshelve."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -12,6 +12,10 @@ from novalite.api.openstack.compute.schemas import shelve as schema
 from novalite.api.validation import validators
 from novalite.compute import api_shelve
 from novalite.policies import shelve as policies
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.context import RequestContext
 
 _UNSHELVE_V277 = validators.SchemaValidator(schema.unshelve_v277)
 _UNSHELVE_V291 = validators.SchemaValidator(schema.unshelve_v291)
@@ -28,20 +32,20 @@ def actions(controller: Any) -> dict[str, tuple[str, dict, Any]]:
     }
 
 
-def _shelve(controller: Any, req: wsgi.Request, instance: Any) -> wsgi.ResponseObject:
+def _shelve(controller: Any, req: wsgi.Request, instance: objects.Instance) -> wsgi.ResponseObject:
     req.context.can(policies.POLICY_ROOT % 'shelve', common.instance_target(instance))
     controller.compute_api.shelve(req.context, instance)
     return wsgi.ResponseObject(None, code=202)
 
 
-def _offload(controller: Any, req: wsgi.Request, instance: Any) -> wsgi.ResponseObject:
+def _offload(controller: Any, req: wsgi.Request, instance: objects.Instance) -> wsgi.ResponseObject:
     req.context.can(policies.POLICY_ROOT % 'shelve_offload',
                     common.instance_target(instance))
     controller.compute_api.shelve_offload(req.context, instance)
     return wsgi.ResponseObject(None, code=202)
 
 
-def _unshelve(controller: Any, req: wsgi.Request, instance: Any,
+def _unshelve(controller: Any, req: wsgi.Request, instance: objects.Instance,
               args: Any) -> wsgi.ResponseObject:
     context = req.context
     context.can(policies.POLICY_ROOT % 'unshelve', common.instance_target(instance))
@@ -71,6 +75,6 @@ def _unshelve(controller: Any, req: wsgi.Request, instance: Any,
     return wsgi.ResponseObject(None, code=202)
 
 
-def _compute_host_exists(context: Any, host: str) -> bool:
+def _compute_host_exists(context: RequestContext, host: str) -> bool:
     return any(service.host == host and service.binary == 'novalite-compute'
                for service in availability_zones.all_services(context))

@@ -8,7 +8,7 @@ the servers are paged (the marker is a server uuid) with a ``next`` link.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import timeutils
@@ -20,17 +20,18 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import simple_tenant_usage as schema
 from novalite.policies import simple_tenant_usage as stu_policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 COLLECTION = 'os-simple-tenant-usage'
 _FORMATS = ('%Y-%m-%dT%H:%M:%S', '%Y-%m-%dT%H:%M:%S.%f', '%Y-%m-%d %H:%M:%S.%f')
 
 
-def _naive(value: datetime.datetime | None) -> datetime.datetime | None:
-    return timeutils.normalize_time(value) if value is not None else None
-
-
 def _time(value: datetime.datetime | None) -> str | None:
     """Nova renders these times naive, with microseconds."""
-    return _naive(value).isoformat(timespec='microseconds') if value is not None else None
+    if value is None:
+        return None
+    return timeutils.normalize_time(value).isoformat(timespec='microseconds')
 
 
 def _parse(value: str | None, now: datetime.datetime) -> datetime.datetime:
@@ -46,7 +47,7 @@ def _parse(value: str | None, now: datetime.datetime) -> datetime.datetime:
                                                'invalid format')
 
 
-def _window(req: Any) -> tuple[datetime.datetime, datetime.datetime]:
+def _window(req: wsgi.Request) -> tuple[datetime.datetime, datetime.datetime]:
     now = timeutils.utcnow(with_timezone=True)
     start = _parse(req.GET.get('start'), now)
     stop = _parse(req.GET.get('end'), now)
@@ -58,7 +59,8 @@ def _window(req: Any) -> tuple[datetime.datetime, datetime.datetime]:
     return start, min(stop, now)
 
 
-def hours_for(instance: Any, start: datetime.datetime, stop: datetime.datetime) -> float:
+def hours_for(instance: objects.Instance, start: datetime.datetime,
+              stop: datetime.datetime) -> float:
     """Hours ``instance`` ran within [start, stop]."""
     launched, terminated = instance.launched_at, instance.terminated_at
     if launched is None or launched > stop or (terminated and terminated < start):
@@ -70,11 +72,13 @@ def hours_for(instance: Any, start: datetime.datetime, stop: datetime.datetime) 
     return seconds / 3600.0
 
 
-def _server_usage(instance: Any, start: datetime.datetime, stop: datetime.datetime,
+def _server_usage(instance: objects.Instance, start: datetime.datetime, stop: datetime.datetime,
                   now: datetime.datetime) -> dict:
     flavor = instance.flavor if instance.obj_attr_is_set('flavor') else None
     ended = instance.terminated_at
-    uptime = (ended or now) - instance.launched_at
+    # The window's instances were all launched (instances_in_window skips the others).
+    launched = instance.launched_at
+    uptime = (ended or now) - launched if launched is not None else datetime.timedelta(0)
     return {
         'hours': hours_for(instance, start, stop),
         'flavor': flavor.name if flavor is not None else '',
@@ -91,7 +95,8 @@ def _server_usage(instance: Any, start: datetime.datetime, stop: datetime.dateti
     }
 
 
-def tenant_usages(instances: list, start: datetime.datetime, stop: datetime.datetime,
+def tenant_usages(instances: list[objects.Instance], start: datetime.datetime,
+                  stop: datetime.datetime,
                   detailed: bool) -> list[dict]:
     """One summary per project, in the order the projects first appear."""
     now = timeutils.utcnow(with_timezone=True)
@@ -117,7 +122,7 @@ def tenant_usages(instances: list, start: datetime.datetime, stop: datetime.date
 
 class SimpleTenantUsageController(common.ComputeAPIUser, wsgi.Controller):
 
-    def _instances(self, req: Any, start: Any, stop: Any,
+    def _instances(self, req: wsgi.Request, start: Any, stop: Any,
                    project_id: str | None) -> tuple[list, bool]:
         """The instances of the window (one page from 2.40) and whether it is paged."""
         paged = avr.is_supported(req, '2.40')
@@ -129,7 +134,7 @@ class SimpleTenantUsageController(common.ComputeAPIUser, wsgi.Controller):
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
 
     @staticmethod
-    def _links(req: Any, instances: list, collection: str) -> list[dict]:
+    def _links(req: wsgi.Request, instances: list, collection: str) -> list[dict]:
         return common.ViewBuilder()._get_collection_links(req, instances, collection, 'uuid')
 
     @validation.query_schema(schema.index_query, '2.1', '2.39')

@@ -1,7 +1,7 @@
 """trigger_crash_dump (2.17): inject an NMI into the guest."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -10,11 +10,14 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import trigger_crash_dump as schema
 from novalite.policies import trigger_crash_dump as policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 
 def actions(controller: Any) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
-    def trigger_crash_dump(req: wsgi.Request, instance: Any,
+    def trigger_crash_dump(req: wsgi.Request, instance: objects.Instance,
                            args: Any) -> wsgi.ResponseObject:
         if not avr.is_supported(req, '2.17'):
             # An action of a later microversion does not exist before it (Nova: 404).

@@ -1,24 +1,27 @@
 """Views of flavors, per microversion."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 from novalite.policies import flavors as fl_policies
 
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
+
 
 class ViewBuilder(common.ViewBuilder):
     _collection_name = 'flavors'
 
-    def basic(self, req: Any, flavor: Any) -> dict:
+    def basic(self, req: wsgi.Request, flavor: Any) -> dict:
         body = {'id': flavor.flavorid, 'name': flavor.name,
                 'links': self._get_links(req, flavor.flavorid)}
         if avr.is_supported(req, '2.55'):
             body['description'] = flavor.description
         return {'flavor': body}
 
-    def show(self, req: Any, flavor: Any, include_extra_specs: bool | None = None) -> dict:
+    def show(self, req: wsgi.Request, flavor: Any, include_extra_specs: bool | None = None) -> dict:
         swap: int | str = flavor.swap
         if not swap and not avr.is_supported(req, '2.75'):
             swap = ''
@@ -47,21 +50,21 @@ class ViewBuilder(common.ViewBuilder):
         return {'flavor': body}
 
     @staticmethod
-    def can_see_extra_specs(req: Any) -> bool:
+    def can_see_extra_specs(req: wsgi.Request) -> bool:
         context = req.context
         return context.can(fl_policies.EXTRA_SPECS_INDEX,
                            {'project_id': context.project_id}, fatal=False)
 
-    def index(self, req: Any, flavors: list) -> dict:
+    def index(self, req: wsgi.Request, flavors: list) -> dict:
         return self._list(req, flavors, self.basic, 'flavors')
 
-    def detail(self, req: Any, flavors: list) -> dict:
+    def detail(self, req: wsgi.Request, flavors: list) -> dict:
         extra_specs = avr.is_supported(req, '2.61') and self.can_see_extra_specs(req)
         return self._list(req, flavors,
                           lambda r, f: self.show(r, f, include_extra_specs=extra_specs),
                           'flavors/detail')
 
-    def _list(self, req: Any, flavors: list, render: Any, collection: str) -> dict:
+    def _list(self, req: wsgi.Request, flavors: list, render: Any, collection: str) -> dict:
         body: dict = {'flavors': [render(req, f)['flavor'] for f in flavors]}
         links = self._get_collection_links(req, flavors, collection, 'flavorid')
         if links:

@@ -1,11 +1,14 @@
 """Views of hypervisors (compute nodes), per microversion."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_serialization import jsonutils
 
 from novalite.api.openstack import api_version_request as avr
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 # Usage fields shown until 2.87; 2.88 drops them (Placement is where usage lives).
 _USAGE_FIELDS = ('current_workload', 'disk_available_least', 'free_disk_gb', 'free_ram_mb',
@@ -13,11 +16,11 @@ _USAGE_FIELDS = ('current_workload', 'disk_available_least', 'free_disk_gb', 'fr
                  'vcpus', 'vcpus_used')
 
 
-def _id(req: Any, obj: Any) -> Any:
+def _id(req: wsgi.Request, obj: Any) -> Any:
     return obj.uuid if avr.is_supported(req, '2.53') else obj.id
 
 
-def _cpu_info(req: Any, node: Any) -> Any:
+def _cpu_info(req: wsgi.Request, node: Any) -> Any:
     """A JSON string until 2.27, an object from 2.28."""
     raw = node.cpu_info or '{}'
     if not avr.is_supported(req, '2.28'):
@@ -28,7 +31,7 @@ def _cpu_info(req: Any, node: Any) -> Any:
         return {}
 
 
-def hypervisor(req: Any, node: Any, service: Any, is_up: bool, detail: bool = False,
+def hypervisor(req: wsgi.Request, node: Any, service: Any, is_up: bool, detail: bool = False,
                servers: list | None = None, with_servers: bool = False,
                uptime: str | None = None) -> dict:
     """One hypervisor; ``servers`` ([instance]) is shown when asked for, as a list of

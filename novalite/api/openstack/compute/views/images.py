@@ -1,13 +1,16 @@
 """Views of the images proxy: Glance v2 images as the Compute API showed them."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_serialization import jsonutils
 from oslo_utils import strutils, timeutils
 
 from novalite.api.openstack import common
 from novalite.compute.api_images import GLANCE_CORE
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 # Glance's image statuses as the Compute API names them, and the progress it shows.
 _STATUS = {'active': 'ACTIVE', 'queued': 'SAVING', 'saving': 'SAVING',
@@ -43,16 +46,16 @@ class ViewBuilder(common.ViewBuilder):
             whose rel is ``alternate``)."""
         self._image_url = image_url
 
-    def _links(self, req: Any, image_id: str) -> list[dict[str, str]]:
+    def _links(self, req: wsgi.Request, image_id: str) -> list[dict[str, str]]:
         return self._get_links(req, image_id) + [
             {'rel': 'alternate', 'type': 'application/vnd.openstack.image',
              'href': self._image_url(image_id)}]
 
-    def basic(self, req: Any, image: dict[str, Any]) -> dict[str, Any]:
+    def basic(self, req: wsgi.Request, image: dict[str, Any]) -> dict[str, Any]:
         return {'id': image.get('id'), 'name': image.get('name'),
                 'links': self._links(req, image['id'])}
 
-    def show(self, req: Any, image: dict[str, Any]) -> dict[str, Any]:
+    def show(self, req: wsgi.Request, image: dict[str, Any]) -> dict[str, Any]:
         metadata = properties(image)
         status = image.get('status')
         view: dict[str, Any] = {
@@ -79,14 +82,14 @@ class ViewBuilder(common.ViewBuilder):
                 'AUTO' if strutils.bool_from_string(auto_disk_config) else 'MANUAL')
         return view
 
-    def index(self, req: Any, images: list[dict[str, Any]]) -> dict[str, Any]:
+    def index(self, req: wsgi.Request, images: list[dict[str, Any]]) -> dict[str, Any]:
         return self._list(req, [self.basic(req, i) for i in images], images, 'images')
 
-    def detail(self, req: Any, images: list[dict[str, Any]]) -> dict[str, Any]:
+    def detail(self, req: wsgi.Request, images: list[dict[str, Any]]) -> dict[str, Any]:
         return self._list(req, [self.show(req, i) for i in images], images,
                           'images/detail')
 
-    def _list(self, req: Any, views: list[dict[str, Any]], images: list[dict[str, Any]],
+    def _list(self, req: wsgi.Request, views: list[dict[str, Any]], images: list[dict[str, Any]],
               collection: str) -> dict[str, Any]:
         body: dict[str, Any] = {'images': views}
         links = self._get_collection_links(req, images, collection, id_key='id')

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 from novalite.api.openstack.compute.views.servers import host_id
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 _ACTION_KEYS = ('action', 'instance_uuid', 'request_id', 'user_id', 'project_id',
                 'start_time', 'message')
@@ -37,13 +40,13 @@ class ViewBuilder(common.ViewBuilder):
     _collection_name = 'os-instance-actions'
 
     @staticmethod
-    def action(req: Any, action: Any) -> dict:
+    def action(req: wsgi.Request, action: Any) -> dict:
         body = {key: _value(action, key) for key in _ACTION_KEYS}
         if avr.is_supported(req, '2.58'):
             body['updated_at'] = _value(action, 'updated_at')
         return body
 
-    def index(self, req: Any, server_id: str, actions: list) -> dict:
+    def index(self, req: wsgi.Request, server_id: str, actions: list) -> dict:
         body: dict = {'instanceActions': [self.action(req, a) for a in actions]}
         if avr.is_supported(req, '2.58'):
             links = self._get_collection_links(
@@ -52,7 +55,7 @@ class ViewBuilder(common.ViewBuilder):
                 body['links'] = links
         return body
 
-    def show(self, req: Any, action: Any, events: list | None, shown: EventFields,
+    def show(self, req: wsgi.Request, action: Any, events: list | None, shown: EventFields,
              project_id: str) -> dict:
         body = self.action(req, action)
         if events is not None:

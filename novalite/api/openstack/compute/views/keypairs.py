@@ -1,10 +1,13 @@
 """Views of key pairs, per microversion."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 
 def _time(value: Any) -> str | None:
@@ -16,26 +19,26 @@ class ViewBuilder(common.ViewBuilder):
     _collection_name = 'os-keypairs'
 
     @staticmethod
-    def _keypair(req: Any, keypair: Any, keys: tuple[str, ...]) -> dict:
+    def _keypair(req: wsgi.Request, keypair: Any, keys: tuple[str, ...]) -> dict:
         body = {key: getattr(keypair, key) for key in keys}
         if avr.is_supported(req, '2.2'):
             body['type'] = keypair.type
         return body
 
-    def create(self, req: Any, keypair: Any, private_key: str | None) -> dict:
+    def create(self, req: wsgi.Request, keypair: Any, private_key: str | None) -> dict:
         body = self._keypair(req, keypair, ('name', 'public_key', 'fingerprint', 'user_id'))
         if private_key is not None:
             body['private_key'] = private_key
         return {'keypair': body}
 
-    def show(self, req: Any, keypair: Any) -> dict:
+    def show(self, req: wsgi.Request, keypair: Any) -> dict:
         body = self._keypair(req, keypair, ('name', 'public_key', 'fingerprint', 'user_id',
                                             'id'))
         body.update({'created_at': _time(keypair.created_at), 'deleted': False,
                      'deleted_at': None, 'updated_at': _time(keypair.updated_at)})
         return {'keypair': body}
 
-    def index(self, req: Any, keypairs: list) -> dict:
+    def index(self, req: wsgi.Request, keypairs: list) -> dict:
         body: dict = {'keypairs': [
             {'keypair': self._keypair(req, k, ('name', 'public_key', 'fingerprint'))}
             for k in keypairs]}

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 from novalite.objects import migration as migration_obj
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 _FIELDS = ('id', 'source_node', 'dest_node', 'source_compute', 'dest_compute', 'dest_host',
            'status', 'instance_uuid', 'old_instance_type_id', 'new_instance_type_id')
@@ -40,7 +43,7 @@ class ViewBuilder(common.ViewBuilder):
 
     _collection_name = 'os-migrations'
 
-    def migration(self, req: Any, migration: Any) -> dict:
+    def migration(self, req: wsgi.Request, migration: Any) -> dict:
         body = {name: getattr(migration, name) for name in _FIELDS}
         body['created_at'] = _time(migration.created_at)
         body['updated_at'] = _time(migration.updated_at)
@@ -56,7 +59,7 @@ class ViewBuilder(common.ViewBuilder):
             body['project_id'] = migration.project_id
         return body
 
-    def index(self, req: Any, migrations: list, paged: bool) -> dict:
+    def index(self, req: wsgi.Request, migrations: list, paged: bool) -> dict:
         # Hidden migrations (parts of a cross-cell move) are never shown.
         shown = [self.migration(req, m) for m in migrations if not m.hidden]
         body: dict = {'migrations': shown}
@@ -67,7 +70,7 @@ class ViewBuilder(common.ViewBuilder):
         return body
 
     @staticmethod
-    def server_migration(req: Any, migration: Any) -> dict:
+    def server_migration(req: wsgi.Request, migration: Any) -> dict:
         """One in-progress live migration of a server (2.23). novalite does not track
         the memory and disk copy progress, so those counters are null."""
         body = {

@@ -1,13 +1,16 @@
 """Fields of the server view that later microversions added (2.16 to 2.100)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite import exception, objects
 from novalite.api.openstack import api_version_request as avr
 from novalite.compute import instance_edit
 from novalite.policies import servers as srv_policies
 from novalite.servicegroup import api as servicegroup_api
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 # Keys the update response leaves out before 2.75 (it showed no extension fields).
 NOT_IN_UPDATE_BEFORE_275 = ('OS-EXT-', 'OS-SRV-USG:', 'os-extended-volumes:',
@@ -18,13 +21,13 @@ _NOT_IMAGE_PROPERTIES = ('base_image_ref', 'min_ram', 'min_disk', 'disk_format',
                          'container_format')
 
 
-def _get(instance: Any, name: str, default: Any = None) -> Any:
+def _get(instance: objects.Instance, name: str, default: Any = None) -> Any:
     """A field of ``instance``, ``default`` while unset or None (see views.servers)."""
     value = getattr(instance, '_obj_' + name, None)
     return default if value is None else value
 
 
-def host_status_answers(req: Any, instances: list) -> dict:
+def host_status_answers(req: wsgi.Request, instances: list) -> dict:
     """``host_status`` per server uuid for callers who may see it (2.16), else {}."""
     if not avr.is_supported(req, '2.16') or not instances:
         return {'host_status': {}}
@@ -42,7 +45,7 @@ def host_status_answers(req: Any, instances: list) -> dict:
     return {'host_status': statuses}
 
 
-def request_specs(req: Any, instances: list) -> dict:
+def request_specs(req: wsgi.Request, instances: list) -> dict:
     """The request specs the 2.96+ fields need, for every listed server in one query
     (not one API-database read per server on the list path)."""
     if not avr.is_supported(req, '2.96') or not instances:
@@ -51,7 +54,7 @@ def request_specs(req: Any, instances: list) -> dict:
         req.context, [i.uuid for i in instances])}
 
 
-def _request_spec(instance: Any, extend: dict) -> Any:
+def _request_spec(instance: objects.Instance, extend: dict) -> Any:
     if 'request_specs' in extend:
         return extend['request_specs'].get(instance.uuid)
     try:
@@ -60,7 +63,7 @@ def _request_spec(instance: Any, extend: dict) -> Any:
         return None
 
 
-def _server_groups(instance: Any) -> list[str]:
+def _server_groups(instance: objects.Instance) -> list[str]:
     group_cls = getattr(objects, 'InstanceGroup', None)
     if group_cls is None:
         return []
@@ -71,14 +74,15 @@ def _server_groups(instance: Any) -> list[str]:
     return [group.uuid]
 
 
-def _image_properties(instance: Any) -> dict:
+def _image_properties(instance: objects.Instance) -> dict:
     system_metadata = _get(instance, 'system_metadata', {})
     return {key[len('image_'):]: value for key, value in system_metadata.items()
             if key.startswith('image_') and
             key[len('image_'):] not in _NOT_IMAGE_PROPERTIES}
 
 
-def by_microversion(req: Any, instance: Any, extend: dict, for_show: bool) -> dict:
+def by_microversion(req: wsgi.Request, instance: objects.Instance, extend: dict,
+                    for_show: bool) -> dict:
     """The later fields of one server's view, for the request's microversion."""
     fields: dict[str, Any] = {}
     if instance.uuid in extend.get('host_status', {}):
@@ -106,7 +110,8 @@ def by_microversion(req: Any, instance: Any, extend: dict, for_show: bool) -> di
     return fields
 
 
-def image_with_properties(req: Any, instance: Any, image: dict | str) -> dict | str:
+def image_with_properties(req: wsgi.Request, instance: objects.Instance,
+                          image: dict | str) -> dict | str:
     """The image reference, with the image's properties from 2.98."""
     if isinstance(image, dict) and avr.is_supported(req, '2.98'):
         return dict(image, properties=_image_properties(instance))

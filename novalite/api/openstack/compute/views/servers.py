@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
@@ -10,6 +10,10 @@ from novalite.api.openstack.compute.views import security_groups as sg_views
 from novalite.api.openstack.compute.views import server_fields
 from novalite.network import model
 from novalite.policies import servers as srv_policies
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.api.openstack import wsgi
 
 # Statuses in which a server reports progress, and those that show its fault.
 _PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE', 'MIGRATING')
@@ -23,7 +27,7 @@ def _usage_time(value: Any) -> str | None:
     return value.replace(tzinfo=None).isoformat(timespec='microseconds')
 
 
-def _field(instance: Any, name: str, default: Any = None) -> Any:
+def _field(instance: objects.Instance, name: str, default: Any = None) -> Any:
     """A field of ``instance``, or ``default`` while unset or None (a server still being
     built may come from its BuildRequest, where the host fields are not set yet).
 
@@ -35,7 +39,7 @@ def _field(instance: Any, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-def _addresses(instance: Any) -> dict[str, list[dict[str, Any]]]:
+def _addresses(instance: objects.Instance) -> dict[str, list[dict[str, Any]]]:
     """By network label, from the network info cache (none yet while building)."""
     cache = _field(instance, 'info_cache')
     return model.addresses(cache.network_info) if cache is not None else {}
@@ -51,11 +55,12 @@ def host_id(project_id: str | None, host: str | None) -> str:
 class ViewBuilder(common.ViewBuilder):
     _collection_name = 'servers'
 
-    def basic(self, req: Any, instance: Any) -> dict:
+    def basic(self, req: wsgi.Request, instance: objects.Instance) -> dict:
         return {'server': {'id': instance.uuid, 'name': instance.display_name,
                            'links': self._get_links(req, instance.uuid)}}
 
-    def create(self, req: Any, instance: Any, admin_password: str | None) -> dict:
+    def create(self, req: wsgi.Request, instance: objects.Instance,
+               admin_password: str | None) -> dict:
         """The 202 body of server create."""
         disk_config = 'AUTO' if _field(instance, 'auto_disk_config') else 'MANUAL'
         server = {'id': instance.uuid, 'links': self._get_links(req, instance.uuid),
@@ -65,7 +70,7 @@ class ViewBuilder(common.ViewBuilder):
             server['adminPass'] = admin_password
         return {'server': server}
 
-    def show(self, req: Any, instance: Any, extend: dict | None = None,
+    def show(self, req: wsgi.Request, instance: objects.Instance, extend: dict | None = None,
              for_show: bool = False) -> dict:
         """The full view. ``extend`` caches per-list policy answers (see :meth:`detail`);
         ``for_show``: fields only GET /servers/{id} (and update) carry (2.71)."""
@@ -124,7 +129,7 @@ class ViewBuilder(common.ViewBuilder):
         server.update(server_fields.by_microversion(req, instance, extend, for_show))
         return {'server': server}
 
-    def update(self, req: Any, instance: Any) -> dict:
+    def update(self, req: wsgi.Request, instance: objects.Instance) -> dict:
         """The body of PUT /servers/{id}: the show view from 2.75, fewer fields before."""
         body = self.show(req, instance, for_show=True)
         if not avr.is_supported(req, '2.75'):
@@ -132,15 +137,15 @@ class ViewBuilder(common.ViewBuilder):
                               if not k.startswith(server_fields.NOT_IN_UPDATE_BEFORE_275)}
         return body
 
-    def index(self, req: Any, instances: list) -> dict:
+    def index(self, req: wsgi.Request, instances: list) -> dict:
         return self._list(req, instances, lambda i: self.basic(req, i), 'servers')
 
-    def detail(self, req: Any, instances: list) -> dict:
+    def detail(self, req: wsgi.Request, instances: list) -> dict:
         extend = self._policy_answers(req, instances)
         return self._list(req, instances, lambda i: self.show(req, i, extend),
                           'servers/detail')
 
-    def _list(self, req: Any, instances: list, render: Any, collection: str) -> dict:
+    def _list(self, req: wsgi.Request, instances: list, render: Any, collection: str) -> dict:
         body: dict = {'servers': [render(i)['server'] for i in instances]}
         links = self._get_collection_links(req, instances, collection)
         if links:
@@ -148,10 +153,10 @@ class ViewBuilder(common.ViewBuilder):
         return body
 
     @staticmethod
-    def _policy_answers(req: Any, instances: list) -> dict:
+    def _policy_answers(req: wsgi.Request, instances: list) -> dict:
         context = req.context
         own = {'project_id': context.project_id, 'user_id': context.user_id}
-        answers = {
+        answers: dict[str, object] = {
             'extended_attributes': context.can(srv_policies.EXTENDED_ATTRIBUTES, own,
                                                fatal=False),
             'extra_specs': (avr.is_supported(req, '2.47') and
@@ -163,14 +168,14 @@ class ViewBuilder(common.ViewBuilder):
         answers['security_groups'] = sg_views.for_servers(req, instances)
         return answers
 
-    def _image(self, req: Any, instance: Any) -> dict | str:
+    def _image(self, req: wsgi.Request, instance: objects.Instance) -> dict | str:
         if not _field(instance, 'image_ref'):
             return ''
         image_id = str(_field(instance, 'image_ref'))
         return {'id': image_id, 'links': [
             {'rel': 'bookmark', 'href': self._get_bookmark_link(req, image_id, 'images')}]}
 
-    def _flavor(self, req: Any, instance: Any, extra_specs: bool) -> dict:
+    def _flavor(self, req: wsgi.Request, instance: objects.Instance, extra_specs: bool) -> dict:
         flavor = _field(instance, 'flavor')
         if not avr.is_supported(req, '2.47'):
             return {'id': flavor.flavorid, 'links': [
@@ -184,7 +189,7 @@ class ViewBuilder(common.ViewBuilder):
         return body
 
     @staticmethod
-    def _extended_attributes(req: Any, instance: Any) -> dict:
+    def _extended_attributes(req: wsgi.Request, instance: objects.Instance) -> dict:
         attrs = {'OS-EXT-SRV-ATTR:host': _field(instance, 'host'),
                  'OS-EXT-SRV-ATTR:hypervisor_hostname': _field(instance, 'node'),
                  'OS-EXT-SRV-ATTR:instance_name': instance.name}
@@ -201,7 +206,7 @@ class ViewBuilder(common.ViewBuilder):
         return attrs
 
     @staticmethod
-    def _fault(req: Any, instance: Any) -> dict | None:
+    def _fault(req: wsgi.Request, instance: objects.Instance) -> dict | None:
         if not instance.obj_attr_is_set('fault') or instance.fault is None:
             return None
         fault = instance.fault

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite import availability_zones
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack.compute import binaries
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 
 def _time(value: datetime.datetime | None) -> str | None:
@@ -29,7 +32,7 @@ class ViewBuilder:
     def __init__(self, servicegroup_api: Any) -> None:
         self._servicegroup = servicegroup_api
 
-    def basic(self, req: Any, service: Any, by_host: dict[str, str] | None = None) -> dict:
+    def basic(self, req: wsgi.Request, service: Any, by_host: dict[str, str] | None = None) -> dict:
         if by_host is None:
             by_host = availability_zones.zones_by_host(req.context)
         zone = availability_zones.service_zone(service, by_host)
@@ -48,10 +51,10 @@ class ViewBuilder:
             body['forced_down'] = service.forced_down
         return body
 
-    def index(self, req: Any, services: list) -> dict:
+    def index(self, req: wsgi.Request, services: list) -> dict:
         # One aggregate read for the whole listing, not one per service.
         by_host = availability_zones.zones_by_host(req.context)
         return {'services': [self.basic(req, s, by_host) for s in services]}
 
-    def show(self, req: Any, service: Any) -> dict:
+    def show(self, req: wsgi.Request, service: Any) -> dict:
         return {'service': self.basic(req, service)}

@@ -1,10 +1,13 @@
 """Views of the version documents."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
 
-def _root_url(req: Any) -> str:
+def _root_url(req: wsgi.Request) -> str:
     # The version documents may be mounted under a prefix (SCRIPT_NAME) by the
     # WSGI server; the /v2.1 part itself is stripped by the URL map.
     url = req.application_url
@@ -14,7 +17,7 @@ def _root_url(req: Any) -> str:
     return url.rstrip('/') + '/'
 
 
-def _version(req: Any, info: dict) -> dict:
+def _version(req: wsgi.Request, info: dict) -> dict:
     return {
         'id': info['id'], 'status': info['status'], 'version': info['version'],
         'min_version': info['min_version'], 'updated': info['updated'],
@@ -22,11 +25,11 @@ def _version(req: Any, info: dict) -> dict:
     }
 
 
-def build_versions(req: Any, versions: dict[str, dict]) -> dict:
+def build_versions(req: wsgi.Request, versions: dict[str, dict]) -> dict:
     return {'versions': [_version(req, info) for info in versions.values()]}
 
 
-def build_version(req: Any, info: dict) -> dict:
+def build_version(req: wsgi.Request, info: dict) -> dict:
     """One version's document; its ``self`` link is where it was asked for (the
     endpoint's URL), as in Nova."""
     version = _version(req, info)
