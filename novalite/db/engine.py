@@ -9,14 +9,23 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from novalite.conf import CONF
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from sqlalchemy import Connection, Engine
+    from sqlalchemy.engine.interfaces import DBAPICursor, ExecutionContext
     from sqlalchemy.orm import Session
+    from sqlalchemy.pool import ConnectionPoolEntry
+
+    from novalite.context import RequestContext
+
+    # One statement's parameters, or one row's of an executemany.
+    Parameters: TypeAlias = Mapping[str, Any] | Sequence[Any]
 
 # oslo.db and SQLAlchemy are imported by the first engine: a compute process, which
 # reaches its database through the conductor, never loads them (see novalite.db.lazy).
@@ -32,7 +41,11 @@ def _sqlite_transactions(engine: Engine, writer: bool) -> None:
     is waiting; ``BEGIN IMMEDIATE`` waits for the lock (up to busy_timeout) instead.
 
     oslo.db already turns pysqlite's implicit BEGIN off and emits a deferred BEGIN of its
-    own; that listener is replaced by one that knows readers from writers.
+    own; that listener is replaced by one that knows readers from writers. oslo.db has
+    no option to leave it out and SQLAlchemy none to run ours first (``insert=True`` is
+    ignored for connection events), so it is found by its name, a library internal
+    pinned by tests/unit/test_library_pins.py; should it change, the check below stops
+    the engine from being used with two BEGINs.
     """
     from sqlalchemy import event
     for listener in list(engine.dispatch.begin):
@@ -40,7 +53,7 @@ def _sqlite_transactions(engine: Engine, writer: bool) -> None:
             event.remove(engine, 'begin', listener)
 
     @event.listens_for(engine, 'connect')
-    def _connect(dbapi_connection: Any, record: Any) -> None:
+    def _connect(dbapi_connection: sqlite3.Connection, record: ConnectionPoolEntry) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute('PRAGMA busy_timeout = 30000')
         if engine.url.database not in (None, '', ':memory:'):
@@ -48,25 +61,34 @@ def _sqlite_transactions(engine: Engine, writer: bool) -> None:
         cursor.close()
 
     @event.listens_for(engine, 'begin')
-    def _begin(connection: Any) -> None:
+    def _begin(connection: Connection) -> None:
         if 'in_transaction' not in connection.info:
             connection.exec_driver_sql('BEGIN IMMEDIATE' if writer else 'BEGIN')
             connection.info['in_transaction'] = True
+
+    @event.listens_for(engine, 'commit')
+    @event.listens_for(engine, 'rollback')
+    def _end(connection: Connection) -> None:
+        connection.info.pop('in_transaction', None)
+
+    if list(engine.dispatch.begin) != [_begin]:
+        raise RuntimeError('oslo.db begins SQLite transactions in a way novalite does not '
+                           'know: see tests/unit/test_library_pins.py')
 
 
 _INT64 = range(-2 ** 63, 2 ** 63)
 
 
-def _widened(value: Any) -> Any:
+def _widened(value: object) -> object:
     if type(value) is int and value not in _INT64:
         return math.inf if value > 0 else -math.inf
     return value
 
 
-def _widened_set(params: Any) -> Any:
-    if isinstance(params, dict):
+def _widened_set(params: Parameters) -> Parameters:
+    if isinstance(params, Mapping):
         return {k: _widened(v) for k, v in params.items()}
-    return type(params)(_widened(v) for v in params)
+    return tuple(_widened(v) for v in params)
 
 
 def _sqlite_wide_integers(engine: Engine) -> None:
@@ -83,7 +105,8 @@ def _sqlite_wide_integers(engine: Engine) -> None:
     from sqlalchemy import event
 
     @event.listens_for(engine, 'do_execute')
-    def _execute(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+    def _execute(cursor: DBAPICursor, statement: str, parameters: Parameters,
+                 context: ExecutionContext) -> bool:
         try:
             cursor.execute(statement, parameters)
         except OverflowError:
@@ -91,11 +114,15 @@ def _sqlite_wide_integers(engine: Engine) -> None:
         return True
 
     @event.listens_for(engine, 'do_executemany')
-    def _executemany(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+    def _executemany(cursor: DBAPICursor, statement: str,
+                     parameters: Sequence[Sequence[Any]] | Sequence[Mapping[str, Any]],
+                     context: ExecutionContext) -> bool:
         try:
             cursor.executemany(statement, parameters)
         except OverflowError:
-            cursor.executemany(statement, [_widened_set(p) for p in parameters])
+            # Each row widened keeps its shape: all mappings or all sequences still.
+            cursor.executemany(statement, cast('Sequence[Sequence[Any]]',
+                                               [_widened_set(p) for p in parameters]))
         return True
 
 
@@ -153,7 +180,7 @@ def api_url() -> str:
     return url
 
 
-def cell_url(context=None) -> str:
+def cell_url(context: RequestContext | None = None) -> str:
     url = getattr(context, 'db_connection', None) or CONF.database.connection
     if not url:
         raise RuntimeError('[database] connection is not set and the context is not '
@@ -168,7 +195,7 @@ _JOINED = threading.local()
 @contextlib.contextmanager
 def _session(url: str, write: bool) -> Iterator[Session]:
     from novalite.objects import base as obj_base
-    if obj_base._IndirectionAPI.process_api is not None:
+    if obj_base.process_indirection_api() is not None:
         # A compute-only process: its database is the conductor, never a connection.
         from novalite import exception
         raise exception.DBNotAllowed(binary='novalite-compute')
@@ -198,12 +225,14 @@ def api_reader() -> contextlib.AbstractContextManager[Session]:
     return _session(api_url(), False)
 
 
-def cell_writer(context=None) -> contextlib.AbstractContextManager[Session]:
+def cell_writer(context: RequestContext | None = None
+               ) -> contextlib.AbstractContextManager[Session]:
     """A transaction on the cell database the context is targeted at."""
     return _session(cell_url(context), True)
 
 
-def cell_reader(context=None) -> contextlib.AbstractContextManager[Session]:
+def cell_reader(context: RequestContext | None = None
+               ) -> contextlib.AbstractContextManager[Session]:
     return _session(cell_url(context), False)
 
 
@@ -214,7 +243,7 @@ def _connection(url: str) -> Iterator[Connection]:
     session's and the pool's). Inside ``cell_transaction``/``api_transaction`` it is
     that transaction's connection, so the reads see its writes."""
     from novalite.objects import base as obj_base
-    if obj_base._IndirectionAPI.process_api is not None:
+    if obj_base.process_indirection_api() is not None:
         from novalite import exception
         raise exception.DBNotAllowed(binary='novalite-compute')
     joined = getattr(_JOINED, 'sessions', {}).get(url)
@@ -230,12 +259,14 @@ def api_connection() -> contextlib.AbstractContextManager[Connection]:
     return _connection(api_url())
 
 
-def cell_connection(context=None) -> contextlib.AbstractContextManager[Connection]:
+def cell_connection(context: RequestContext | None = None
+                   ) -> contextlib.AbstractContextManager[Connection]:
     """A Core connection to read the context's cell database (see ``_connection``)."""
     return _connection(cell_url(context))
 
 
-def cell_transaction(context=None) -> contextlib.AbstractContextManager[Session]:
+def cell_transaction(context: RequestContext | None = None
+                    ) -> contextlib.AbstractContextManager[Session]:
     """One transaction for every read and write of this thread on the context's cell
     inside the block: object methods join it instead of committing one by one."""
     return _joined_transaction(cell_url(context))

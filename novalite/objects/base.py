@@ -5,13 +5,20 @@ import contextlib
 import copy
 import datetime
 import threading
-from collections.abc import Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from novalite.context import RequestContext
+    from novalite.db.api.models import Base as ApiModel
+    from novalite.db.main.models import Base as CellModel
 
 _VO = TypeVar('_VO', bound=ovo_base.VersionedObject)
 
@@ -19,7 +26,7 @@ remotable = ovo_base.remotable
 
 
 class NovaliteObjectRegistry(ovo_base.VersionedObjectRegistry):
-    def registration_hook(self, cls: type, index: int) -> None:
+    def registration_hook(self, cls: type[ovo_base.VersionedObject], index: int) -> None:
         from novalite import objects
         version = tuple(int(p) for p in cls.VERSION.split('.'))
         current = getattr(objects, cls.obj_name(), None)
@@ -29,6 +36,9 @@ class NovaliteObjectRegistry(ovo_base.VersionedObjectRegistry):
 
 class _IndirectionAPI:
     """Where remotable methods go: the conductor for compute code, local otherwise.
+
+    A descriptor on ``NovaliteObject.indirection_api``, the attribute remotable methods
+    read (pinned by tests/unit/test_library_pins.py).
 
     A compute-only process sets ``process_api`` once: every object call in it goes over
     RPC to the conductor. When services share a process (tests, novalite-all), only the
@@ -46,6 +56,12 @@ class _IndirectionAPI:
 
 def set_process_indirection_api(api: Any) -> None:
     _IndirectionAPI.process_api = api
+
+
+def process_indirection_api() -> Any:
+    """The conductor every object call of this process goes to (a compute-only
+    process), None when the process uses the database itself."""
+    return _IndirectionAPI.process_api
 
 
 def current_indirection_api() -> Any:
@@ -70,14 +86,22 @@ class NovaliteObject(ovo_base.VersionedObject):
     OBJ_PROJECT_NAMESPACE = 'novalite'
     indirection_api = _IndirectionAPI()
 
-    def obj_reset_changes(self, fields: Any = None, recursive: bool = False) -> None:
-        super().obj_reset_changes(fields, recursive=recursive)
+    def obj_reset_changes(self, fields: Iterable[str] | None = None,
+                          recursive: bool = False) -> None:
+        """oslo.versionedobjects' own, taking any iterable of names (a tuple, a set)."""
+        super().obj_reset_changes(list(fields) if fields is not None else None,
+                                  recursive=recursive)
 
     # The three methods below answer exactly as oslo.versionedobjects' own, which every
     # RPC message and every JSON column of an object goes through. Theirs build the list
     # of field names again for each field they test, and a primitive asks an object (and
     # each of its sub-objects, again for each level above it) what changed twice: about
     # a fifth of the API's CPU for a POST /servers went there.
+    # They read the library's private storage: a field's value in ``_obj_<name>`` of
+    # the instance's __dict__, the changed names in ``_changed_fields``, the primitive's
+    # keys from ``_obj_primitive_key``. tests/unit/test_library_pins.py fails when
+    # oslo.versionedobjects changes any of them (and tests/unit/objects/test_primitive.py
+    # when the answers differ from the library's own).
 
     def obj_attr_is_set(self, attrname: str) -> bool:
         if attrname not in self.fields and attrname not in self.obj_extra_fields:
@@ -104,17 +128,19 @@ class NovaliteObject(ovo_base.VersionedObject):
             key = '_obj_' + name
             if key in values:
                 primitive[name] = field.to_primitive(self, name, values[key])
-        key = self._obj_primitive_key
-        obj = {key('name'): self.obj_name(), key('namespace'): self.OBJ_PROJECT_NAMESPACE,
-               key('version'): self.VERSION, key('data'): primitive}
+        prefixed = self._obj_primitive_key
+        obj = {prefixed('name'): self.obj_name(),
+               prefixed('namespace'): self.OBJ_PROJECT_NAMESPACE,
+               prefixed('version'): self.VERSION, prefixed('data'): primitive}
         changes = [name for name in self.obj_what_changed() if name in primitive]
         if changes:
-            obj[key('changes')] = changes
+            obj[prefixed('changes')] = changes
         return obj
 
     @staticmethod
-    def _set_from_db(obj: NovaliteObject, db_obj: Any, skip: tuple = ()) -> None:
-        """Copy the model's columns that are fields of ``obj``."""
+    def _set_from_db(obj: NovaliteObject, db_obj: Any, skip: tuple[str, ...] = ()) -> None:
+        """Copy the model's columns that are fields of ``obj`` (``db_obj``: a model
+        instance or a Core row of either database)."""
         for name in obj.fields:
             if name in skip or not hasattr(db_obj, name):
                 continue
@@ -128,7 +154,14 @@ class NovaliteObjectDictCompat(ovo_base.VersionedObjectDictCompat):
     pass
 
 
-class NovalitePersistentObject:
+if TYPE_CHECKING:
+    # The mixins below are always combined with NovaliteObject: the checker sees them so.
+    _ObjectMixin = NovaliteObject
+else:
+    _ObjectMixin = object
+
+
+class NovalitePersistentObject(_ObjectMixin):
     """Timestamps and soft-delete fields that rows of the cell database carry."""
 
     created_at: datetime.datetime | None
@@ -144,7 +177,7 @@ class NovalitePersistentObject:
     }
 
     @classmethod
-    def _from_db_object(cls, context: Any, row: Any) -> Any:
+    def _from_db_object(cls, context: RequestContext, row: Any) -> Self:
         """The object for a row whose ``deleted`` column is 0 or the row's id."""
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('deleted',))
@@ -152,7 +185,8 @@ class NovalitePersistentObject:
         obj.obj_reset_changes()
         return obj
 
-    def _insert_in_cell(self, model: Any, values: dict, skip: tuple = ()) -> None:
+    def _insert_in_cell(self, model: type[CellModel], values: dict[str, Any],
+                        skip: tuple[str, ...] = ()) -> None:
         """Insert ``values`` as a new ``model`` row of the context's cell and take back
         what the database filled in (id, timestamps); the object has no changes after."""
         from novalite.db import engine
@@ -165,7 +199,7 @@ class NovalitePersistentObject:
         self.obj_reset_changes()
 
 
-class NovaliteTimestampObject:
+class NovaliteTimestampObject(_ObjectMixin):
     """Timestamps of rows in the API database."""
 
     created_at: datetime.datetime | None
@@ -187,7 +221,8 @@ class NovaliteObjectSerializer(ovo_base.VersionedObjectSerializer):
     OBJ_BASE_CLASS = NovaliteObject
 
 
-def insert_row(model: Any, values: dict, session: Any = None) -> int:
+def insert_row(model: type[ApiModel], values: dict[str, Any],
+               session: Session | None = None) -> int:
     """Insert a row of ``model`` (a declarative class) with ``values`` in the caller's
     API-database transaction ``session`` (so that several rows commit together), or in a
     transaction of its own; return its id.
@@ -198,8 +233,10 @@ def insert_row(model: Any, values: dict, session: Any = None) -> int:
     from novalite.db import engine
     with (contextlib.nullcontext(session) if session is not None
           else engine.api_writer()) as transaction:
-        return transaction.connection().execute(
-            model.__table__.insert(), values).inserted_primary_key[0]
+        key = transaction.connection().execute(
+            model.__table__.insert(), values).inserted_primary_key
+    assert key is not None, 'a single-row INSERT has its primary key'
+    return key[0]
 
 
 # Values a copy may share with its original: nobody can change them in place.
@@ -208,7 +245,11 @@ _IMMUTABLE = (str, int, float, bool, bytes, type(None), datetime.datetime, datet
 
 def fresh_copy(value: Any) -> Any:
     """A copy that shares nothing changeable with ``value``: objects, dicts, lists and
-    sets are copied all the way down (an object keeps its context as it is)."""
+    sets are copied all the way down (an object keeps its context as it is).
+
+    An object is copied from its ``__dict__``, where oslo.versionedobjects keeps all of
+    its state (tests/unit/test_library_pins.py pins that, against ``obj_clone``).
+    """
     if isinstance(value, _IMMUTABLE):
         return value
     if isinstance(value, ovo_base.VersionedObject):
