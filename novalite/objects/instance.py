@@ -6,7 +6,6 @@ these methods through the conductor (``remotable``), never the database.
 """
 from __future__ import annotations
 
-import collections
 import datetime
 import functools
 import threading
@@ -15,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, cast
 
+import cachetools
 from oslo_log import log as logging
 from oslo_utils import timeutils, versionutils
 from oslo_versionedobjects import fields
@@ -185,23 +185,11 @@ class ParsedOnce:
     """
 
     def __init__(self, parse: Callable[[str], Any], size: int) -> None:
-        self._parse = parse
-        self._size = size
-        self._lock = threading.Lock()
-        self._parsed: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        self._parse_once = cachetools.cached(cachetools.LRUCache(size),
+                                             lock=threading.Lock())(parse)
 
     def __call__(self, text: str) -> Any:
-        with self._lock:
-            parsed = self._parsed.get(text)
-            if parsed is not None:
-                self._parsed.move_to_end(text)
-        if parsed is None:
-            parsed = self._parse(text)
-            with self._lock:
-                self._parsed[text] = parsed
-                while len(self._parsed) > self._size:
-                    self._parsed.popitem(last=False)
-        return base.fresh_copy(parsed)
+        return base.fresh_copy(self._parse_once(text))
 
 
 def _parse_flavors(text: str) -> dict[str, Any]:
