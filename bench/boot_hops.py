@@ -11,13 +11,19 @@ the servers, in milliseconds::
 With ``--concurrency C`` C client threads boot at once, each one server after the other
 (the layout of ``boot_storm.py``): the steps then show which hop the boots queue at.
 
-The steps, in order: the client's POST → the API's create begins (HTTP, middleware,
-body validation, policy, flavor lookup) → image checked (Glance) → quota checked → API
-checks done (the instances and request specs built) → API-DB rows written → conductor
-cast sent → client has the 202 → conductor received → scheduler received → Placement
-candidates → HostStates → claim in Placement → conductor has the selection → instance
-created in the cell → compute received → instance lock → resource claim → networks and
-block devices → spawned → ACTIVE saved → the client's poll sees ACTIVE.
+The hops are taken at the boundaries only, not inside the flow: the API's create
+handler (``api.received`` as it begins, ``api.answered`` once the build requests are
+written and the conductor cast sent) and the RPC dispatcher of each service, as a boot
+message arrives and as its endpoint returns (``<topic>.<method>`` and
+``<topic>.<method>.done``). In order: the client's POST → api.received (HTTP,
+middleware, body validation, policy, flavor lookup before it) → api.answered (image,
+quota, API-DB rows, cast) → client.answered → conductor.schedule_and_build_instances →
+scheduler.select_destinations → .done (Placement candidates, HostStates, filters,
+weighers, claim) → conductor ...done (instance created in its cell, cast to the host) →
+compute.build_and_run_instance (→ .done at once: the build runs on its own thread) →
+conductor.active_save → .done (the compute's save that makes the server ACTIVE, after
+claim, networks and spawn) → the client's poll sees ACTIVE. A reschedule adds
+conductor.build_instances. See docs/boot-path.md.
 """
 from __future__ import annotations
 

@@ -7,10 +7,16 @@ URL so that several cells can use several brokers.
 An endpoint that refuses a request (``EXPECTED_EXCEPTIONS``: a wrong state, a race
 lost to a delete, no valid host, over quota) is logged at INFO without a traceback;
 oslo.messaging's ERROR with a traceback is kept for faults.
+
+With ``[DEFAULT] log_boot_hops`` on, the dispatcher also logs when each boot message
+arrives and is done (``boot hop <topic>.<method>[.done] <uuid> <time>``): the boot's
+timing is taken here, at the RPC boundary, and at the API's create, not inside the flow
+(bench/boot_hops.py lines the hops up).
 """
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import oslo_messaging as messaging
@@ -19,8 +25,9 @@ from oslo_log import log as logging
 from oslo_messaging.rpc import dispatcher
 from oslo_messaging.rpc import server as rpc_server
 
-from novalite import concurrency, exception
+from novalite import concurrency, exception, utils
 from novalite import context as nl_context
+from novalite.conf import CONF
 from novalite.objects import base as objects_base
 
 LOG = logging.getLogger(__name__)
@@ -166,7 +173,7 @@ def get_server(target: messaging.Target, endpoints: list,
     # messaging.get_rpc_server, with our dispatcher in place of its own.
     return rpc_server.RPCServer(
         transport or TRANSPORT, target,
-        _Dispatcher(endpoints, _serializer(), access_policy), executor)
+        _Dispatcher(endpoints, _serializer(), access_policy, target.topic), executor)
 
 
 class _Dispatcher(dispatcher.RPCDispatcher):
@@ -175,13 +182,65 @@ class _Dispatcher(dispatcher.RPCDispatcher):
     to a call with the original exception as before. The refusal is logged here once,
     at INFO, since a cast's refusal has no caller to report it."""
 
+    def __init__(self, endpoints: list[Any], serializer: messaging.Serializer,
+                 access_policy: type[dispatcher.RPCAccessPolicyBase],
+                 topic: str | None = None) -> None:
+        super().__init__(endpoints, serializer, access_policy)
+        self._topic = topic or '?'
+
     def dispatch(self, incoming: Any) -> Any:
+        boot = _boot_uuids(incoming.message) if CONF.log_boot_hops else None
+        if boot:
+            utils.hop('%s.%s' % (self._topic, boot[0]), boot[1])
         try:
             return super().dispatch(incoming)
         except EXPECTED_EXCEPTIONS as exc:
             LOG.info('RPC %s refused: %s: %s', incoming.message.get('method'),
                      type(exc).__name__, exc)
             raise messaging.ExpectedException() from exc
+        finally:
+            if boot:
+                utils.hop('%s.%s.done' % (self._topic, boot[0]), boot[1])
+
+
+def _object_data(primitive: Any) -> dict[str, Any]:
+    """The fields of a serialized novalite object (empty for anything else)."""
+    if not isinstance(primitive, dict):
+        return {}
+    data = primitive.get('novalite_object.data')
+    return data if isinstance(data, dict) else {}
+
+
+def _uuids(items: Any, field: str) -> Iterator[str]:
+    for item in items if isinstance(items, list) else []:
+        value = _object_data(item).get(field)
+        if isinstance(value, str):
+            yield value
+
+
+def _boot_uuids(message: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """(step, instance uuids) when ``message`` is a step of a boot, for the hop log:
+    the conductor's build, the scheduler's selection, the host's build, and the save
+    that makes the server ACTIVE (a compute's object call); None for anything else."""
+    method = message.get('method')
+    args = message.get('args') or {}
+    if method == 'schedule_and_build_instances':
+        return method, list(_uuids(args.get('build_requests'), 'instance_uuid'))
+    if method == 'build_instances':
+        return method, list(_uuids(args.get('instances'), 'uuid'))
+    if method == 'select_destinations':
+        return method, [u for u in args.get('instance_uuids') or [] if isinstance(u, str)]
+    if method == 'build_and_run_instance':
+        return method, list(_uuids([args.get('instance')], 'uuid'))
+    if method == 'object_action' and args.get('objmethod') == 'save':
+        objinst = args.get('objinst') or {}
+        data = _object_data(objinst)
+        changes = objinst.get('novalite_object.changes') or []
+        if objinst.get('novalite_object.name') == 'Instance' and \
+                data.get('vm_state') == 'active' and 'vm_state' in changes and \
+                'launched_at' in changes:
+            return 'active_save', list(_uuids([objinst], 'uuid'))
+    return None
 
 
 def get_notifier(publisher_id: str) -> messaging.Notifier | None:

@@ -5,7 +5,7 @@ import sys
 
 from novalite import config, service
 from novalite.compute import manager, rpcapi
-from novalite.conductor import api as conductor_api
+from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.conf import CONF
 from novalite.objects import base as obj_base
 
@@ -14,7 +14,7 @@ def main() -> int:
     config.parse_args(sys.argv)
     # Every object call in this process goes to the conductor: compute has no DB access.
     # The service waits for a conductor to answer before its first one.
-    obj_base.set_process_indirection_api(conductor_api.API())
+    obj_base.set_process_indirection_api(conductor_rpcapi.ConductorAPI())
     svc = service.Service(CONF.host, 'novalite-compute', rpcapi.RPC_TOPIC,
                           manager.ComputeManager(host=CONF.host))
     return service.launch([svc])

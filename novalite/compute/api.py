@@ -10,10 +10,10 @@ actions (reboot, stop, start) check the state, record an action and cast to the 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
-import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 from oslo_log import log as logging
 from oslo_utils import timeutils, uuidutils
@@ -21,6 +21,11 @@ from oslo_utils import timeutils, uuidutils
 from novalite import context as nl_context
 from novalite import exception, objects, quota, transient, utils
 from novalite.compute import (
+    api_images,
+    api_inplace,
+    api_migrate,
+    api_rebuild,
+    api_shelve,
     disk_config,
     instance_actions,
     instance_edit,
@@ -30,13 +35,10 @@ from novalite.compute import (
     vm_states,
 )
 from novalite.compute import rpcapi as compute_rpcapi
-from novalite.compute.api_images import ImagesAPIMixin, image_properties
-from novalite.compute.api_inplace import InPlaceAPIMixin
-from novalite.compute.api_migrate import MigrateAPIMixin
-from novalite.compute.api_rebuild import RebuildAPIMixin
-from novalite.compute.api_shelve import ShelveAPIMixin
-from novalite.conductor import api as conductor_api
+from novalite.compute.api_images import image_properties
+from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.image import glance
 from novalite.network import requests as net_requests
@@ -58,12 +60,18 @@ _HARD_REBOOT_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED, vm_states.PAUSED,
 _HARD_REBOOT_TASK_STATES = (None, task_states.REBOOTING, task_states.REBOOTING_HARD)
 
 
-class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
-          ShelveAPIMixin, MigrateAPIMixin):
-    """Server operations, as Nova's ``nova.compute.api.API``."""
+class API:
+    """Server operations, as Nova's ``nova.compute.api.API``.
 
-    def __init__(self, image_api: Any = None, compute_task_api: Any = None,
-                 compute_rpcapi: Any = None, reportclient: Any = None) -> None:
+    Create, read, update, delete and the power actions are here; the other actions are
+    flow functions of their own modules (each takes this API first, as the compute
+    manager's flows take the manager), made methods below.
+    """
+
+    def __init__(self, image_api: glance.API | None = None,
+                 compute_task_api: conductor_rpcapi.ComputeTaskAPI | None = None,
+                 compute_rpcapi: compute_rpcapi.ComputeAPI | None = None,
+                 reportclient: report.SchedulerReportClient | None = None) -> None:
         self.image_api = image_api or glance.API()
         self._task_api = compute_task_api
         self._compute_rpcapi = compute_rpcapi
@@ -72,26 +80,63 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # RPC clients are made on first use: the API process may start before rpc.init().
     @property
-    def compute_task_api(self) -> Any:
+    def compute_task_api(self) -> conductor_rpcapi.ComputeTaskAPI:
         if self._task_api is None:
-            self._task_api = conductor_api.ComputeTaskAPI()
+            self._task_api = conductor_rpcapi.ComputeTaskAPI()
         return self._task_api
 
     @property
-    def compute_rpcapi(self) -> Any:
+    def compute_rpcapi(self) -> compute_rpcapi.ComputeAPI:
         if self._compute_rpcapi is None:
             self._compute_rpcapi = compute_rpcapi.ComputeAPI()
         return self._compute_rpcapi
 
     @property
-    def reportclient(self) -> Any:
+    def reportclient(self) -> report.SchedulerReportClient:
         if self._reportclient is None:
             self._reportclient = report.SchedulerReportClient()
         return self._reportclient
 
+    # -- the other actions: flow functions of their own modules, made methods ----------
+
+    # In place (compute/api_inplace.py).
+    pause = api_inplace.pause
+    unpause = api_inplace.unpause
+    suspend = api_inplace.suspend
+    resume = api_inplace.resume
+    lock = api_inplace.lock
+    is_expected_locked_by = api_inplace.is_expected_locked_by
+    unlock = api_inplace.unlock
+    rescue = api_inplace.rescue
+    unrescue = api_inplace.unrescue
+    set_admin_password = api_inplace.set_admin_password
+    trigger_crash_dump = api_inplace.trigger_crash_dump
+    reset_state = api_inplace.reset_state
+    soft_delete = api_inplace.soft_delete
+    restore = api_inplace.restore
+    force_delete = api_inplace.force_delete
+    # Images of servers (compute/api_images.py).
+    create_image_record = api_images.create_image_record
+    delete_image_quietly = api_images.delete_image_quietly
+    snapshot = api_images.snapshot
+    backup = api_images.backup
+    # Rebuild (compute/api_rebuild.py).
+    rebuild = api_rebuild.rebuild
+    # Shelving (compute/api_shelve.py).
+    shelve = api_shelve.shelve
+    shelve_offload = api_shelve.shelve_offload
+    unshelve = api_shelve.unshelve
+    # Resize and migrations (compute/api_migrate.py).
+    resize = api_migrate.resize
+    confirm_resize = api_migrate.confirm_resize
+    revert_resize = api_migrate.revert_resize
+    live_migrate = api_migrate.live_migrate
+    evacuate = api_migrate.evacuate
+
     # -- create ------------------------------------------------------------------------
 
-    def _check_image(self, context: Any, image_href: str | None, flavor: Any) -> dict | None:
+    def check_image(self, context: RequestContext, image_href: str | None,
+                    flavor: objects.Flavor) -> dict[str, Any]:
         if not image_href:
             raise exception.InvalidInput(
                 reason='An image is required: booting from volume needs the block '
@@ -107,7 +152,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             raise exception.FlavorDiskTooSmall()
         return image
 
-    def _count_allowed(self, context: Any, flavor: Any, min_count: int,
+    def _count_allowed(self, context: RequestContext, flavor: objects.Flavor, min_count: int,
                        max_count: int) -> int:
         """The most instances in [min_count, max_count] that quota allows."""
         deltas = {'instances': max_count, 'cores': flavor.vcpus * max_count,
@@ -125,8 +170,10 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                                context.project_id, context.user_id)
         return max(count, min_count)
 
-    def _new_instance(self, context: Any, flavor: Any, image_href: str, image: dict | None,
-                      index: int, count: int, reservation_id: str, **kw: Any) -> Any:
+    def _new_instance(self, context: RequestContext, flavor: objects.Flavor,
+                      image_href: str | None,
+                      image: dict | None, index: int, count: int, reservation_id: str,
+                      **kw: Any) -> objects.Instance:
         name = kw['name']
         display_name = MULTI_NAME_TEMPLATE % {'name': name, 'count': index + 1} \
             if count > 1 else name
@@ -159,27 +206,26 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             updated_at=None)
         return instance
 
-    def create(self, context: Any, flavor: Any, image_href: str | None, *, name: str,
-               description: str | None = None, min_count: int = 1, max_count: int = 1,
+    def create(self, context: RequestContext, flavor: objects.Flavor, image_href: str | None, *,
+               name: str, description: str | None = None, min_count: int = 1, max_count: int = 1,
                key_name: str | None = None, metadata: dict | None = None,
                user_data: str | None = None, availability_zone: str | None = None,
-               requested_networks: Any = None, scheduler_hints: dict | None = None,
-               tags: list | None = None, hostname: str | None = None,
-               admin_password: str | None = None, access_ip_v4: str | None = None,
-               access_ip_v6: str | None = None, config_drive: Any = None,
-               personality: list | None = None, requested_host: str | None = None,
-               requested_hypervisor_hostname: str | None = None,
+               requested_networks: list[dict[str, Any]] | str | None = None,
+               scheduler_hints: dict | None = None, tags: list | None = None,
+               hostname: str | None = None, admin_password: str | None = None,
+               access_ip_v4: str | None = None, access_ip_v6: str | None = None,
+               config_drive: bool | None = None, personality: list | None = None,
+               requested_host: str | None = None, requested_hypervisor_hostname: str | None = None,
                security_groups: list[str] | None = None,
                auto_disk_config: bool | None = None) -> tuple[list, str]:
         """Accept a boot request; return the (not yet scheduled) instances and the
         reservation id. Nothing is written when a check fails."""
-        # Hop times of the checks, logged once the instances (and their uuids) exist.
-        received = time.time()
         if flavor.disabled:
             raise exception.FlavorNotFound(flavor_id=flavor.flavorid)
-        image = self._check_image(context, image_href, flavor)
+        image = self.check_image(context, image_href, flavor)
         auto_disk_config = disk_config.for_image(image, auto_disk_config)
-        imaged = time.time()
+        # Authentication gives every API request its project and user.
+        assert context.project_id is not None and context.user_id is not None
         key_data = None
         if key_name:
             key_data = objects.KeyPair.get_by_name(context, context.user_id,
@@ -194,7 +240,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         network_requests, count = net_requests.resolve(
             context, requested_networks, min_count, max_count, security_groups)
         force_hosts, force_nodes = self._parse_az_host(context, availability_zone)
-        if force_hosts or force_nodes:
+        if availability_zone and (force_hosts or force_nodes):
             availability_zone = availability_zone.split(':', 1)[0] or None
         # 2.74: the RequestSpec has no requested_destination yet, so a requested host or
         # node is forced like "az:host:node" (the API checked that it exists).
@@ -211,7 +257,6 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             count = self._count_allowed(context, flavor, min_count, count)
             if group is not None:
                 self._check_group_members(context, group, count)
-            counted = time.time()
             instances, build_requests, specs = [], [], []
             for index in range(count):
                 instance = self._new_instance(
@@ -227,7 +272,9 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                     force_hosts=force_hosts, force_nodes=force_nodes,
                     security_groups=security_groups)
                 spec.instance_group = group
-                spec.requested_networks = [dict(r) for r in network_requests]
+                # A NetworkRequest's values are all strings or None.
+                spec.requested_networks = [cast('dict[str, str | None]', dict(r))
+                                           for r in network_requests]
                 build_request = objects.BuildRequest(
                     context, instance_uuid=instance.uuid, project_id=context.project_id,
                     user_id=context.user_id, instance=instance, tags=list(tags or []))
@@ -235,10 +282,6 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                 build_requests.append(build_request)
                 specs.append(spec)
             uuids = [i.uuid for i in instances]
-            utils.hop('api.received', uuids, at=received)
-            utils.hop('api.image_checked', uuids, at=imaged)
-            utils.hop('api.quota_checked', uuids, at=counted)
-            utils.hop('api.checked', uuids)
             for instance, build_request, spec in zip(instances, build_requests, specs,
                                                      strict=True):
                 spec.create(session=session)
@@ -250,23 +293,23 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             if group is not None:
                 objects.InstanceGroup.add_members(context, group.uuid, uuids,
                                                   session=session)
-        utils.hop('api.written', uuids)
         self.compute_task_api.schedule_and_build_instances(
             context, build_requests=build_requests, request_specs=specs, image=image,
             admin_password=admin_password, injected_files=personality or [],
             requested_networks=network_requests, block_device_mapping=[], tags=tags)
-        utils.hop('api.cast', uuids)
         return instances, reservation_id
 
     @staticmethod
-    def _check_group_members(context: Any, group: Any, count: int) -> None:
+    def _check_group_members(context: RequestContext, group: objects.InstanceGroup,
+                             count: int) -> None:
         limit = quota.get_limits(context, context.project_id,
                                  context.user_id)['server_group_members']
         if 0 <= limit < len(group.get_live_members()) + count:
             raise exception.QuotaError(message='Quota exceeded, too many servers in group')
 
     @staticmethod
-    def _server_group(context: Any, scheduler_hints: dict | None) -> Any:
+    def _server_group(context: RequestContext, scheduler_hints: dict[str, Any] | None
+                      ) -> objects.InstanceGroup | None:
         """The server group of the ``group`` hint; the new servers join it."""
         group_uuid = (scheduler_hints or {}).get('group')
         if not group_uuid:
@@ -282,7 +325,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             raise exception.Invalid(exc.format_message()) from exc
 
     @staticmethod
-    def _parse_az_host(context: Any, availability_zone: str | None) -> tuple[list, list]:
+    def _parse_az_host(context: RequestContext, availability_zone: str | None) -> tuple[list, list]:
         """Admins may ask for a host: ``zone:host`` or ``zone:host:node``."""
         if not availability_zone or ':' not in availability_zone:
             return [], []
@@ -294,8 +337,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # -- read --------------------------------------------------------------------------
 
-    def get(self, context: Any, instance_uuid: str,
-            expected_attrs: list | None = None) -> Any:
+    def get(self, context: RequestContext, instance_uuid: str,
+            expected_attrs: list[str] | None = None) -> objects.Instance:
         """The server, from its cell or, while it is being scheduled, its BuildRequest."""
         for _attempt in range(2):
             try:
@@ -315,7 +358,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             return instance
         raise exception.InstanceNotFound(instance_id=instance_uuid)
 
-    def get_all(self, context: Any, search_opts: dict, limit: int | None = None,
+    def get_all(self, context: RequestContext, search_opts: dict, limit: int | None = None,
                 marker: str | None = None, sort_keys: list | None = None,
                 sort_dirs: list | None = None, expected_attrs: list | None = None) -> list:
         """Servers matching ``search_opts`` from build requests and every cell, merged in
@@ -327,7 +370,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # -- update, metadata, tags --------------------------------------------------------
 
-    def update_instance(self, context: Any, instance: Any, updates: dict) -> Any:
+    def update_instance(self, context: RequestContext, instance: objects.Instance,
+                        updates: dict[str, Any]) -> objects.Instance:
         """Change plain fields (name, description, hostname, access IPs). A server still
         being scheduled has its BuildRequest changed instead."""
         if not instance.obj_attr_is_set('id'):
@@ -345,8 +389,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         instance.save()
         return instance
 
-    def update_instance_metadata(self, context: Any, instance: Any, metadata: dict,
-                                 delete: bool = False) -> dict:
+    def update_instance_metadata(self, context: RequestContext, instance: objects.Instance,
+                                 metadata: dict, delete: bool = False) -> dict:
         """Merge ``metadata`` into the server's (or replace it when ``delete``)."""
         instance_edit.check_instance_lock(context, instance)
         instance_edit.check_state(instance, instance_edit.METADATA_STATES,
@@ -357,14 +401,16 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
         instance.save()
         return new
 
-    def delete_instance_metadata(self, context: Any, instance: Any, key: str) -> None:
+    def delete_instance_metadata(self, context: RequestContext, instance: objects.Instance,
+                                 key: str) -> None:
         instance_edit.check_instance_lock(context, instance)
         instance_edit.check_state(instance, instance_edit.METADATA_STATES,
                                   'delete metadata', task_state_must_be_none=True)
         instance.metadata = {k: v for k, v in instance.metadata.items() if k != key}
         instance.save()
 
-    def set_tags(self, context: Any, instance: Any, tags: list[str]) -> list[str]:
+    def set_tags(self, context: RequestContext, instance: objects.Instance,
+                 tags: list[str]) -> list[str]:
         """Replace the server's tags; tags change only on a server that is in a cell
         and not building (409 otherwise, as in Nova)."""
         instance_edit.check_state(instance, instance_edit.TAG_STATES, 'update tags')
@@ -374,18 +420,20 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # -- instance actions --------------------------------------------------------------
 
-    def actions_get(self, context: Any, instance: Any, limit: int | None = None,
-                    marker: str | None = None, filters: dict | None = None) -> list:
+    def actions_get(self, context: RequestContext, instance: objects.Instance,
+                    limit: int | None = None, marker: str | None = None,
+                    filters: dict | None = None) -> list:
         """The server's actions, newest first (none while it is being scheduled)."""
         return instance_edit.in_cell(
             context, instance.uuid, [], lambda cctxt: list(
                 objects.InstanceActionList.get_by_instance_uuid(
                     cctxt, instance.uuid, limit=limit, marker=marker, filters=filters)))
 
-    def action_get_by_request_id(self, context: Any, instance: Any,
-                                 request_id: str) -> tuple[Any, list] | None:
+    def action_get_by_request_id(self, context: RequestContext, instance: objects.Instance,
+                                 request_id: str
+                                 ) -> tuple[objects.InstanceAction, list[Any]] | None:
         """The action of one request with its events, or None."""
-        def get(cctxt: Any) -> tuple[Any, list] | None:
+        def get(cctxt: RequestContext) -> tuple[objects.InstanceAction, list[Any]] | None:
             try:
                 action = objects.InstanceAction.get_by_request_id(cctxt, instance.uuid,
                                                                   request_id)
@@ -401,7 +449,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # -- power and console -------------------------------------------------------------
 
-    def reboot(self, context: Any, instance: Any, reboot_type: str) -> None:
+    def reboot(self, context: RequestContext, instance: objects.Instance, reboot_type: str) -> None:
         """SOFT needs a running ACTIVE server; HARD also restarts a stopped, paused,
         suspended or failed one, and may interrupt a reboot under way."""
         instance_edit.check_instance_lock(context, instance)
@@ -410,40 +458,41 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             if instance.power_state != power_state.RUNNING:
                 raise exception.InstanceInvalidState(
                     attr='power_state', instance_uuid=instance.uuid, method='reboot',
-                    state=power_state.STATE_MAP.get(instance.power_state))
+                    state=power_state.STATE_MAP.get(instance.power_state)
+                    if instance.power_state is not None else None)
         else:
             instance_edit.check_instance_state(
                 instance, 'reboot', _HARD_REBOOT_VM_STATES, _HARD_REBOOT_TASK_STATES)
         task_state = task_states.REBOOTING if reboot_type == 'SOFT' else \
             task_states.REBOOTING_HARD
-        self._cast_power(context, instance, instance_actions.REBOOT, task_state,
+        self.cast_power(context, instance, instance_actions.REBOOT, task_state,
                          lambda cctxt: self.compute_rpcapi.reboot_instance(
                              cctxt, instance, reboot_type))
 
-    def stop(self, context: Any, instance: Any) -> None:
+    def stop(self, context: RequestContext, instance: objects.Instance) -> None:
         instance_edit.check_instance_lock(context, instance)
         instance_edit.check_instance_state(instance, 'stop',
                                            (vm_states.ACTIVE, vm_states.ERROR))
-        self._cast_power(context, instance, instance_actions.STOP, task_states.POWERING_OFF,
+        self.cast_power(context, instance, instance_actions.STOP, task_states.POWERING_OFF,
                          lambda cctxt: self.compute_rpcapi.stop_instance(cctxt, instance))
 
-    def start(self, context: Any, instance: Any) -> None:
+    def start(self, context: RequestContext, instance: objects.Instance) -> None:
         instance_edit.check_instance_lock(context, instance)
         instance_edit.check_instance_state(instance, 'start', (vm_states.STOPPED,))
-        self._cast_power(context, instance, instance_actions.START, task_states.POWERING_ON,
+        self.cast_power(context, instance, instance_actions.START, task_states.POWERING_ON,
                          lambda cctxt: self.compute_rpcapi.start_instance(cctxt, instance))
 
-    def get_console_output(self, context: Any, instance: Any,
+    def get_console_output(self, context: RequestContext, instance: objects.Instance,
                            tail_length: int | None = None) -> str:
         """The last ``tail_length`` lines (all when None) of the guest's console log."""
-        with self._host_context(context, instance) as cctxt:
+        with self.host_context(context, instance) as cctxt:
             return self.compute_rpcapi.get_console_output(cctxt, instance, tail_length)
 
-    def _cast_power(self, context: Any, instance: Any, action: str, task_state: str,
-                    cast: Any) -> None:
+    def cast_power(self, context: RequestContext, instance: objects.Instance, action: str,
+                   task_state: str, cast: Callable[[RequestContext], None]) -> None:
         """Record ``action``, set ``task_state`` (so the host's power sync leaves the
         server alone until the operation ends) and cast."""
-        with self._host_context(context, instance) as cctxt:
+        with self.host_context(context, instance) as cctxt:
             objects.InstanceAction.action_start(cctxt, instance.uuid, action,
                                                 want_result=False)
             expected = instance.task_state
@@ -452,7 +501,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             cast(cctxt)
 
     @contextlib.contextmanager
-    def _host_context(self, context: Any, instance: Any) -> Iterator[Any]:
+    def host_context(self, context: RequestContext,
+                     instance: objects.Instance) -> Iterator[RequestContext]:
         """The server's cell context, once its compute service is known to be up.
 
         :raises Conflict: (409) the server has no host
@@ -462,6 +512,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             raise exception.Conflict(message='Instance %s is not on a compute host yet.'
                                      % instance.uuid)
         mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+        assert mapping.cell_mapping is not None, 'a server with an id is in a cell'
         with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
             instance._context = cctxt
             service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
@@ -472,7 +523,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # -- delete ------------------------------------------------------------------------
 
-    def delete(self, context: Any, instance: Any) -> None:
+    def delete(self, context: RequestContext, instance: objects.Instance) -> None:
         """Delete a server wherever it is; its allocations go with it."""
         if instance.obj_attr_is_set('locked'):
             instance_edit.check_instance_lock(context, instance)
@@ -482,6 +533,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             instance = self.get(context, instance.uuid)
         mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
         cell = mapping.cell_mapping
+        assert cell is not None, 'a server with an id is in a cell'
         with nl_context.target_cell(context, cell) as cctxt:
             instance._context = cctxt
             service = None
@@ -510,7 +562,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             mapping.queued_for_delete = True
             mapping.save()
 
-    def _confirm_resize_on_deleting(self, context: Any, instance: Any) -> None:
+    def _confirm_resize_on_deleting(self, context: RequestContext,
+                                    instance: objects.Instance) -> None:
         """A resized server keeps its old guest and the source's allocation (held by
         the migration) until the resize is confirmed: confirm it first, as Nova does,
         so that deleting the server leaves nothing on the source."""
@@ -533,7 +586,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                                                 want_result=False)
             self.compute_rpcapi.confirm_resize(context, instance, migration)
 
-    def _delete_while_booting(self, context: Any, instance: Any) -> bool:
+    def _delete_while_booting(self, context: RequestContext, instance: objects.Instance) -> bool:
         """Delete the BuildRequest; True if that was the whole job, False if the
         instance already reached a cell.
 
@@ -563,7 +616,7 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
             LOG.warning('Could not check %s for allocations: %s', instance.uuid, exc)
         return True
 
-    def _local_delete(self, context: Any, instance: Any) -> None:
+    def _local_delete(self, context: RequestContext, instance: objects.Instance) -> None:
         """Delete an instance no compute host will handle (never scheduled, or host
         down), in the API, as Nova does."""
         LOG.info('Deleting instance %s locally (host %s)', instance.uuid,
@@ -588,18 +641,18 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # -- migrations --------------------------------------------------------------------
 
-    def get_migrations(self, context: Any, filters: dict) -> list:
+    def get_migrations(self, context: RequestContext, filters: dict) -> list:
         """Migrations of every cell matching ``filters`` (the os-migrations list)."""
         from novalite.compute import migration_list
         return migration_list.get_migrations(context, filters)
 
-    def get_migrations_sorted(self, context: Any, filters: dict, limit: int | None = None,
-                              marker: str | None = None) -> list:
+    def get_migrations_sorted(self, context: RequestContext, filters: dict,
+                              limit: int | None = None, marker: str | None = None) -> list:
         """The same, newest first and paged (2.59)."""
         from novalite.compute import migration_list
         return migration_list.get_migrations_sorted(context, filters, limit, marker)
 
-    def get_migrations_in_progress_by_instance(self, context: Any, instance_uuid: str,
+    def get_migrations_in_progress_by_instance(self, context: RequestContext, instance_uuid: str,
                                                migration_type: str | None = None) -> list:
         """The server's unfinished migrations (none while it is being scheduled)."""
         return instance_edit.in_cell(
@@ -607,10 +660,10 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                 objects.MigrationList.get_in_progress_by_instance(
                     cctxt, instance_uuid, migration_type)))
 
-    def get_migration_by_id_and_instance(self, context: Any, migration_id: int,
-                                         instance_uuid: str) -> Any:
+    def get_migration_by_id_and_instance(self, context: RequestContext, migration_id: int,
+                                         instance_uuid: str) -> objects.Migration:
         """:raises MigrationNotFound: no migration with this id belongs to the server"""
-        def get(cctxt: Any) -> Any:
+        def get(cctxt: RequestContext) -> objects.Migration:
             migration = objects.Migration.get_by_id(cctxt, migration_id)
             if migration.instance_uuid != instance_uuid:
                 raise exception.MigrationNotFound(migration_id=migration_id)
@@ -622,7 +675,8 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # -- usage -------------------------------------------------------------------------
 
-    def get_instances_in_window(self, context: Any, start: Any, stop: Any,
+    def get_instances_in_window(self, context: RequestContext, start: datetime.datetime,
+                                stop: datetime.datetime,
                                 project_id: str | None = None, limit: int | None = None,
                                 marker: str | None = None) -> list:
         """Instances, deleted ones included, that ran between ``start`` and ``stop``."""
@@ -631,19 +685,20 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
 
     # -- diagnostics -------------------------------------------------------------------
 
-    def get_diagnostics(self, context: Any, instance: Any) -> dict:
+    def get_diagnostics(self, context: RequestContext, instance: objects.Instance) -> dict:
         """The driver's free-form diagnostics of the guest (before 2.48)."""
-        with self._host_context(context, instance) as cctxt:
+        with self.host_context(context, instance) as cctxt:
             return self.compute_rpcapi.get_diagnostics(cctxt, instance)
 
-    def get_instance_diagnostics(self, context: Any, instance: Any) -> dict:
+    def get_instance_diagnostics(self, context: RequestContext, instance: objects.Instance) -> dict:
         """The guest's diagnostics in the standard format (2.48)."""
-        with self._host_context(context, instance) as cctxt:
+        with self.host_context(context, instance) as cctxt:
             return self.compute_rpcapi.get_instance_diagnostics(cctxt, instance)
 
     # -- external events ---------------------------------------------------------------
 
-    def get_instances_for_events(self, context: Any, uuids: set[str]) -> dict[str, Any]:
+    def get_instances_for_events(self, context: RequestContext,
+                                 uuids: set[str]) -> dict[str, objects.Instance]:
         """{uuid: instance} of the servers that are in a cell (others are left out)."""
         found = {}
         for uuid in uuids:
@@ -660,11 +715,16 @@ class API(InPlaceAPIMixin, ImagesAPIMixin, RebuildAPIMixin,
                     continue
         return found
 
-    def external_instance_event(self, context: Any, instances: list, events: list) -> None:
+    def external_instance_event(self, context: RequestContext,
+                                instances: list[objects.Instance],
+                                events: list[dict[str, Any]]) -> None:
         """Cast the events to the hosts of their servers, one message per host."""
-        by_host: dict[tuple[str, str], tuple[Any, list, list]] = {}
+        by_host: dict[tuple[str | None, str | None],
+                      tuple[objects.CellMapping, list[objects.Instance],
+                            list[dict[str, Any]]]] = {}
         for instance in instances:
             mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+            assert mapping.cell_mapping is not None, 'get_instances_for_events: in a cell'
             key = (mapping.cell_mapping.uuid, instance.host)
             entry = by_host.setdefault(key, (mapping.cell_mapping, [], []))
             if instance.uuid not in {i.uuid for i in entry[1]}:

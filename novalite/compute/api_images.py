@@ -9,12 +9,17 @@ deleted again.
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 
 from novalite import exception, objects
 from novalite.compute import instance_actions, instance_edit, task_states, vm_states
+from novalite.context import RequestContext
+
+if TYPE_CHECKING:
+    from novalite.compute.api import API
 
 LOG = logging.getLogger(__name__)
 
@@ -48,8 +53,9 @@ def image_properties(image: dict[str, Any]) -> dict[str, str]:
     return props
 
 
-def snapshot_metadata(context: Any, instance: Any, name: str, image_type: str,
-                      extra_properties: dict | None = None) -> dict[str, Any]:
+def snapshot_metadata(context: RequestContext, instance: objects.Instance, name: str,
+                      image_type: str,
+                      extra_properties: dict[str, Any] | None = None) -> dict[str, Any]:
     """Nova's metadata of a new snapshot of ``instance`` (Glance v2, top-level)."""
     sysmeta = instance.system_metadata or {}
     meta: dict[str, Any] = {'name': name}
@@ -75,62 +81,66 @@ def snapshot_metadata(context: Any, instance: Any, name: str, image_type: str,
     return meta
 
 
-class ImagesAPIMixin:
-    """createImage and createBackup of ``compute.api.API``."""
+def create_image_record(api: API, context: RequestContext, instance: objects.Instance, name: str,
+                        image_type: str,
+                        extra_properties: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Create the (queued) Glance image a snapshot of ``instance`` goes into."""
+    meta = snapshot_metadata(context, instance, name, image_type, extra_properties)
+    return api.image_api.create(context, meta)
 
-    def create_image_record(self, context: Any, instance: Any, name: str,
-                            image_type: str, extra_properties: dict | None = None) -> dict:
-        """Create the (queued) Glance image a snapshot of ``instance`` goes into."""
-        meta = snapshot_metadata(context, instance, name, image_type, extra_properties)
-        return self.image_api.create(context, meta)
 
-    def delete_image_quietly(self, context: Any, image_id: str) -> None:
+def delete_image_quietly(api: API, context: RequestContext, image_id: str) -> None:
+    try:
+        api.image_api.delete(context, image_id)
+    except Exception:
+        LOG.exception('Could not delete image %s of an abandoned snapshot', image_id)
+
+
+def snapshot(api: API, context: RequestContext, instance: objects.Instance, name: str,
+             extra_properties: dict[str, Any] | None = None) -> dict[str, Any]:
+    """createImage: the server's root disk as a new image.
+
+    :returns: the queued Glance image (its data follows from the host)
+    """
+    instance_edit.check_instance_state(instance, 'snapshot', SNAPSHOT_VM_STATES)
+    instance_edit.check_metadata_quota(extra_properties or {})
+    return _start_snapshot(
+        api, context, instance, name, 'snapshot', extra_properties,
+        instance_actions.CREATE_IMAGE, task_states.IMAGE_SNAPSHOT_PENDING,
+        lambda cctxt, image: api.compute_rpcapi.snapshot_instance(
+            cctxt, instance, image['id']))
+
+
+def backup(api: API, context: RequestContext, instance: objects.Instance, name: str,
+           backup_type: str, rotation: int,
+           extra_properties: dict[str, Any] | None = None) -> dict[str, Any]:
+    """createBackup: a snapshot marked as a backup of ``backup_type``; the host then
+    keeps only the ``rotation`` newest of them."""
+    instance_edit.check_instance_state(instance, 'backup', SNAPSHOT_VM_STATES)
+    properties = dict(extra_properties or {}, backup_type=backup_type)
+    instance_edit.check_metadata_quota(extra_properties or {})
+    return _start_snapshot(
+        api, context, instance, name, 'backup', properties, instance_actions.BACKUP,
+        task_states.IMAGE_BACKUP,
+        lambda cctxt, image: api.compute_rpcapi.backup_instance(
+            cctxt, instance, image['id'], backup_type, rotation))
+
+
+def _start_snapshot(api: API, context: RequestContext, instance: objects.Instance, name: str,
+                    image_type: str, properties: dict[str, Any] | None, action: str,
+                    task_state: str,
+                    cast: Callable[[RequestContext, dict[str, Any]], None]) -> dict[str, Any]:
+    """Create the image, set the task, record the action, cast; an image whose
+    snapshot cannot start is deleted (the server changed state meanwhile)."""
+    with api.host_context(context, instance) as cctxt:
+        image = create_image_record(api, cctxt, instance, name, image_type, properties)
         try:
-            self.image_api.delete(context, image_id)
-        except Exception:
-            LOG.exception('Could not delete image %s of an abandoned snapshot', image_id)
-
-    def snapshot(self, context: Any, instance: Any, name: str,
-                 extra_properties: dict | None = None) -> dict:
-        """createImage: the server's root disk as a new image.
-
-        :returns: the queued Glance image (its data follows from the host)
-        """
-        instance_edit.check_instance_state(instance, 'snapshot', SNAPSHOT_VM_STATES)
-        instance_edit.check_metadata_quota(extra_properties or {})
-        return self._start_snapshot(
-            context, instance, name, 'snapshot', extra_properties,
-            instance_actions.CREATE_IMAGE, task_states.IMAGE_SNAPSHOT_PENDING,
-            lambda cctxt, image: self.compute_rpcapi.snapshot_instance(
-                cctxt, instance, image['id']))
-
-    def backup(self, context: Any, instance: Any, name: str, backup_type: str,
-               rotation: int, extra_properties: dict | None = None) -> dict:
-        """createBackup: a snapshot marked as a backup of ``backup_type``; the host then
-        keeps only the ``rotation`` newest of them."""
-        instance_edit.check_instance_state(instance, 'backup', SNAPSHOT_VM_STATES)
-        properties = dict(extra_properties or {}, backup_type=backup_type)
-        instance_edit.check_metadata_quota(extra_properties or {})
-        return self._start_snapshot(
-            context, instance, name, 'backup', properties, instance_actions.BACKUP,
-            task_states.IMAGE_BACKUP,
-            lambda cctxt, image: self.compute_rpcapi.backup_instance(
-                cctxt, instance, image['id'], backup_type, rotation))
-
-    def _start_snapshot(self, context: Any, instance: Any, name: str, image_type: str,
-                        properties: dict | None, action: str, task_state: str,
-                        cast: Any) -> dict:
-        """Create the image, set the task, record the action, cast; an image whose
-        snapshot cannot start is deleted (the server changed state meanwhile)."""
-        with self._host_context(context, instance) as cctxt:
-            image = self.create_image_record(cctxt, instance, name, image_type, properties)
-            try:
-                instance.task_state = task_state
-                instance.save(expected_task_state=[None])
-            except (exception.InstanceInvalidState, exception.InstanceNotFound):
-                self.delete_image_quietly(cctxt, image['id'])
-                raise
-            objects.InstanceAction.action_start(cctxt, instance.uuid, action,
-                                                want_result=False)
-            cast(cctxt, image)
-        return image
+            instance.task_state = task_state
+            instance.save(expected_task_state=[None])
+        except (exception.InstanceInvalidState, exception.InstanceNotFound):
+            delete_image_quietly(api, cctxt, image['id'])
+            raise
+        objects.InstanceAction.action_start(cctxt, instance.uuid, action,
+                                            want_result=False)
+        cast(cctxt, image)
+    return image

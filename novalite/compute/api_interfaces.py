@@ -9,7 +9,7 @@ networks are (``network.requests.resolve_attach``), with the caller's own token.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from novalite import exception, objects
 from novalite.compute import instance_actions, instance_edit, vm_states
@@ -33,7 +33,7 @@ class ComputeAPILike(Protocol):
     @property
     def compute_rpcapi(self) -> ComputeRPCAPI: ...
 
-    def _host_context(self, context: RequestContext, instance: Instance
+    def host_context(self, context: RequestContext, instance: Instance
                       ) -> contextlib.AbstractContextManager[RequestContext]: ...
 
 
@@ -98,13 +98,14 @@ class InterfacesAPI:
         self._check(context, instance, 'attach_interface')
         request = net_requests.resolve_attach(context, network_id, port_id, requested_ip,
                                               tag)
-        with self.compute_api._host_context(context, instance) as cctxt:
+        with self.compute_api.host_context(context, instance) as cctxt:
             objects.InstanceAction.action_start(cctxt, instance.uuid,
                                                 instance_actions.ATTACH_INTERFACE,
                                                 want_result=False)
-            return self.compute_api.compute_rpcapi.attach_interface(
+            # The host answers the VIF it attached (a plain dict once over RPC).
+            return cast(model.VIF, self.compute_api.compute_rpcapi.attach_interface(
                 cctxt, instance, request.get('network_id'), request.get('port_id'),
-                requested_ip, tag)
+                requested_ip, tag))
 
     def detach_interface(self, context: RequestContext, instance: Instance,
                          port_id: str) -> None:
@@ -114,7 +115,7 @@ class InterfacesAPI:
             raise exception.PortNotFound(
                 message='Instance %s does not have a port with id %s' % (instance.uuid,
                                                                        port_id))
-        with self.compute_api._host_context(context, instance) as cctxt:
+        with self.compute_api.host_context(context, instance) as cctxt:
             objects.InstanceAction.action_start(cctxt, instance.uuid,
                                                 instance_actions.DETACH_INTERFACE,
                                                 want_result=False)
@@ -132,7 +133,7 @@ class InterfacesAPI:
                          for vif in instance.info_cache.network_info)
         if not on_network:
             net_requests.resolve_attach(context, network_id, None)
-        with self.compute_api._host_context(context, instance) as cctxt:
+        with self.compute_api.host_context(context, instance) as cctxt:
             objects.InstanceAction.action_start(cctxt, instance.uuid,
                                                 instance_actions.ADD_FIXED_IP,
                                                 want_result=False)
@@ -146,7 +147,7 @@ class InterfacesAPI:
         if address not in _fixed_addresses(instance):
             raise exception.FixedIpNotFoundForInstance(instance_uuid=instance.uuid,
                                                        ip=address)
-        with self.compute_api._host_context(context, instance) as cctxt:
+        with self.compute_api.host_context(context, instance) as cctxt:
             objects.InstanceAction.action_start(cctxt, instance.uuid,
                                                 instance_actions.REMOVE_FIXED_IP,
                                                 want_result=False)

@@ -7,7 +7,7 @@ and revert, to the host that holds the other half of the move.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite import availability_zones, exception, objects, quota
 from novalite import context as nl_context
@@ -18,163 +18,173 @@ from novalite.compute import (
     task_states,
     vm_states,
 )
+from novalite.context import RequestContext
+
+if TYPE_CHECKING:
+    from novalite.compute.api import API
 
 RESIZE_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED)
 LIVE_MIGRATE_VM_STATES = (vm_states.ACTIVE, vm_states.PAUSED)
 EVACUATE_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED, vm_states.ERROR)
 
 
-class MigrateAPIMixin:
-    """``resize``, ``confirm_resize``, ``revert_resize``, ``live_migrate`` and
-    ``evacuate`` of ``compute.api.API``."""
-
-    # -- resize and cold migration ----------------------------------------------------
-
-    def resize(self, context: Any, instance: Any, flavor: Any = None,
-               clean_shutdown: bool = True, host_name: str | None = None,
-               auto_disk_config: bool | None = None) -> None:
-        """Resize to ``flavor`` (a Flavor), or cold-migrate when it is None (then
-        optionally to ``host_name``, API 2.56).
-
-        :raises CannotResizeToSameFlavor: (400) ``flavor`` is the current one
-        :raises CannotResizeDisk: (400) a flavor with no root disk for one that has one
-        :raises TooManyInstances: (403) the bigger flavor passes the quota
-        :raises ComputeHostNotFound: (400) ``host_name`` is no compute host
-        :raises AutoDiskConfigDisabledByImage: (400) AUTO, and the image disables it
-        :raises NoValidHost: (400) no host can take the server, which stays as it was
-        """
-        instance_edit.check_instance_lock(context, instance)
-        method = 'resize' if flavor is not None else 'migrate'
-        instance_edit.check_instance_state(instance, method, RESIZE_VM_STATES)
-        current = instance.flavor
-        if flavor is None:
-            flavor = current
-        else:
-            self._check_new_flavor(context, instance, current, flavor)
-        disk_config.check_instance(instance, auto_disk_config)
-        with self._host_context(context, instance) as cctxt:
-            if host_name is not None:
-                _check_target_host(cctxt, instance, host_name)
-            instance.task_state = task_states.RESIZE_PREP
-            instance.progress = 0
-            # As Nova: a resize or cold migration without a choice ends MANUAL.
-            instance.auto_disk_config = bool(auto_disk_config)
-            instance.save(expected_task_state=[None])
-            objects.InstanceAction.action_start(
-                cctxt, instance.uuid, instance_actions.RESIZE if flavor.id != current.id
-                else instance_actions.MIGRATE, want_result=False)
-            self.compute_task_api.migrate_server(cctxt, instance, flavor,
-                                                 clean_shutdown=clean_shutdown,
-                                                 host=host_name)
-
-    @staticmethod
-    def _check_new_flavor(context: Any, instance: Any, current: Any, flavor: Any) -> None:
-        if flavor.id == current.id:
-            raise exception.CannotResizeToSameFlavor()
-        if not flavor.root_gb and current.root_gb:
-            raise exception.CannotResizeDisk(
-                reason='Resize to zero disk flavor is not allowed.')
-        deltas = {'cores': flavor.vcpus - current.vcpus,
-                  'ram': flavor.memory_mb - current.memory_mb}
-        deltas = {k: v for k, v in deltas.items() if v > 0}
-        if deltas:
-            quota.check_deltas(context, dict(deltas, instances=0), instance.project_id,
-                               instance.user_id)
-
-    def confirm_resize(self, context: Any, instance: Any) -> None:
-        """:raises MigrationNotFoundByStatus: the server has no finished resize (400)"""
-        instance_edit.check_instance_lock(context, instance)
-        instance_edit.check_instance_state(instance, 'confirmResize', (vm_states.RESIZED,))
-        with self._host_context(context, instance) as cctxt:
-            migration = objects.Migration.get_by_instance_and_status(cctxt, instance.uuid,
-                                                                     'finished')
-            migration.status = 'confirming'
-            migration.save()
-            objects.InstanceAction.action_start(cctxt, instance.uuid,
-                                                instance_actions.CONFIRM_RESIZE,
-                                                want_result=False)
-            self.compute_rpcapi.confirm_resize(cctxt, instance, migration)
-
-    def revert_resize(self, context: Any, instance: Any) -> None:
-        """:raises MigrationNotFoundByStatus: the server has no finished resize (400)"""
-        instance_edit.check_instance_lock(context, instance)
-        instance_edit.check_instance_state(instance, 'revertResize', (vm_states.RESIZED,))
-        with self._host_context(context, instance) as cctxt:
-            migration = objects.Migration.get_by_instance_and_status(cctxt, instance.uuid,
-                                                                     'finished')
-            instance.task_state = task_states.RESIZE_REVERTING
-            # Back to the source host, so back to its zone.
-            instance.availability_zone = availability_zones.host_zone(
-                context, migration.source_compute)
-            instance.save(expected_task_state=[None])
-            migration.status = 'reverting'
-            migration.save()
-            objects.InstanceAction.action_start(cctxt, instance.uuid,
-                                                instance_actions.REVERT_RESIZE,
-                                                want_result=False)
-            self.compute_rpcapi.revert_resize(cctxt, instance, migration)
-
-    # -- live migration ------------------------------------------------------------------
-
-    def live_migrate(self, context: Any, instance: Any, block_migration: bool | None,
-                     host_name: str | None, async_: bool = True) -> None:
-        """Record the live migration and hand it to the conductor.
-
-        :param async_: API 2.34 and later: a cast (errors end in the migration and the
-            action's event); before, a call whose pre-check errors are raised
-        :raises MigrationPreCheckError: (400, before 2.34) the move is not possible
-        """
-        instance_edit.check_instance_lock(context, instance)
-        instance_edit.check_instance_state(instance, 'os-migrateLive',
-                                           LIVE_MIGRATE_VM_STATES)
-        with self._host_context(context, instance) as cctxt:
-            if host_name is not None:
-                _check_target_host(cctxt, instance, host_name)
-            instance.task_state = task_states.MIGRATING
-            instance.save(expected_task_state=[None])
-            migration = _migration(cctxt, instance, 'live-migration', host_name)
-            objects.InstanceAction.action_start(cctxt, instance.uuid,
-                                                instance_actions.LIVE_MIGRATION,
-                                                want_result=False)
-            self.compute_task_api.live_migrate_instance(
-                cctxt, instance, host_name, block_migration, migration, async_=async_)
-
-    # -- evacuation ----------------------------------------------------------------------
-
-    def evacuate(self, context: Any, instance: Any, host: str | None,
-                 admin_password: str | None) -> None:
-        """Rebuild a server of a host whose compute service is down elsewhere.
-
-        :raises ComputeServiceInUse: (400) its compute service is up
-        :raises ComputeHostNotFound: (404) ``host`` is no compute host
-        """
-        instance_edit.check_instance_lock(context, instance)
-        instance_edit.check_instance_state(instance, 'evacuate', EVACUATE_VM_STATES)
-        if not instance.obj_attr_is_set('id') or not instance.host:
-            raise exception.Conflict(message='Instance %s is not on a compute host.'
-                                     % instance.uuid)
-        image = self.image_api.get(context, instance.image_ref) if instance.image_ref \
-            else None
-        mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-        with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
-            instance._context = cctxt
-            service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
-                                                             'novalite-compute')
-            if service is not None and self.servicegroup_api.service_is_up(service):
-                raise exception.ComputeServiceInUse(host=instance.host)
-            if host is not None:
-                _check_target_host(cctxt, instance, host)
-            instance.task_state = task_states.REBUILDING
-            instance.save(expected_task_state=[None])
-            migration = _migration(cctxt, instance, 'evacuation', host)
-            objects.InstanceAction.action_start(cctxt, instance.uuid,
-                                                instance_actions.EVACUATE,
-                                                want_result=False)
-            self.compute_task_api.evacuate_instance(cctxt, instance, host, migration,
-                                                    image, admin_password)
+# -- resize and cold migration ----------------------------------------------------
 
 
-def _check_target_host(context: Any, instance: Any, host: str) -> None:
+def resize(api: API, context: RequestContext, instance: objects.Instance,
+           flavor: objects.Flavor | None = None, clean_shutdown: bool = True,
+           host_name: str | None = None, auto_disk_config: bool | None = None) -> None:
+    """Resize to ``flavor`` (a Flavor), or cold-migrate when it is None (then
+    optionally to ``host_name``, API 2.56).
+
+    :raises CannotResizeToSameFlavor: (400) ``flavor`` is the current one
+    :raises CannotResizeDisk: (400) a flavor with no root disk for one that has one
+    :raises TooManyInstances: (403) the bigger flavor passes the quota
+    :raises ComputeHostNotFound: (400) ``host_name`` is no compute host
+    :raises AutoDiskConfigDisabledByImage: (400) AUTO, and the image disables it
+    :raises NoValidHost: (400) no host can take the server, which stays as it was
+    """
+    instance_edit.check_instance_lock(context, instance)
+    method = 'resize' if flavor is not None else 'migrate'
+    instance_edit.check_instance_state(instance, method, RESIZE_VM_STATES)
+    current = instance.flavor
+    if flavor is None:
+        flavor = current
+    else:
+        _check_new_flavor(context, instance, current, flavor)
+    disk_config.check_instance(instance, auto_disk_config)
+    with api.host_context(context, instance) as cctxt:
+        if host_name is not None:
+            _check_target_host(cctxt, instance, host_name)
+        instance.task_state = task_states.RESIZE_PREP
+        instance.progress = 0
+        # As Nova: a resize or cold migration without a choice ends MANUAL.
+        instance.auto_disk_config = bool(auto_disk_config)
+        instance.save(expected_task_state=[None])
+        objects.InstanceAction.action_start(
+            cctxt, instance.uuid, instance_actions.RESIZE if flavor.id != current.id
+            else instance_actions.MIGRATE, want_result=False)
+        api.compute_task_api.migrate_server(cctxt, instance, flavor,
+                                             clean_shutdown=clean_shutdown,
+                                             host=host_name)
+
+
+def _check_new_flavor(context: RequestContext, instance: objects.Instance, current: objects.Flavor,
+                      flavor: objects.Flavor) -> None:
+    if flavor.id == current.id:
+        raise exception.CannotResizeToSameFlavor()
+    if not flavor.root_gb and current.root_gb:
+        raise exception.CannotResizeDisk(
+            reason='Resize to zero disk flavor is not allowed.')
+    deltas = {'cores': flavor.vcpus - current.vcpus,
+              'ram': flavor.memory_mb - current.memory_mb}
+    deltas = {k: v for k, v in deltas.items() if v > 0}
+    if deltas:
+        quota.check_deltas(context, dict(deltas, instances=0), instance.project_id,
+                           instance.user_id)
+
+
+def confirm_resize(api: API, context: RequestContext, instance: objects.Instance) -> None:
+    """:raises MigrationNotFoundByStatus: the server has no finished resize (400)"""
+    instance_edit.check_instance_lock(context, instance)
+    instance_edit.check_instance_state(instance, 'confirmResize', (vm_states.RESIZED,))
+    with api.host_context(context, instance) as cctxt:
+        migration = objects.Migration.get_by_instance_and_status(cctxt, instance.uuid,
+                                                                 'finished')
+        migration.status = 'confirming'
+        migration.save()
+        objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                            instance_actions.CONFIRM_RESIZE,
+                                            want_result=False)
+        api.compute_rpcapi.confirm_resize(cctxt, instance, migration)
+
+
+def revert_resize(api: API, context: RequestContext, instance: objects.Instance) -> None:
+    """:raises MigrationNotFoundByStatus: the server has no finished resize (400)"""
+    instance_edit.check_instance_lock(context, instance)
+    instance_edit.check_instance_state(instance, 'revertResize', (vm_states.RESIZED,))
+    with api.host_context(context, instance) as cctxt:
+        migration = objects.Migration.get_by_instance_and_status(cctxt, instance.uuid,
+                                                                 'finished')
+        instance.task_state = task_states.RESIZE_REVERTING
+        # Back to the source host, so back to its zone.
+        assert migration.source_compute is not None, 'a resize records its source'
+        instance.availability_zone = availability_zones.host_zone(
+            context, migration.source_compute)
+        instance.save(expected_task_state=[None])
+        migration.status = 'reverting'
+        migration.save()
+        objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                            instance_actions.REVERT_RESIZE,
+                                            want_result=False)
+        api.compute_rpcapi.revert_resize(cctxt, instance, migration)
+
+
+# -- live migration ------------------------------------------------------------------
+
+
+def live_migrate(api: API, context: RequestContext, instance: objects.Instance,
+                 block_migration: bool | None, host_name: str | None, async_: bool = True) -> None:
+    """Record the live migration and hand it to the conductor.
+
+    :param async_: API 2.34 and later: a cast (errors end in the migration and the
+        action's event); before, a call whose pre-check errors are raised
+    :raises MigrationPreCheckError: (400, before 2.34) the move is not possible
+    """
+    instance_edit.check_instance_lock(context, instance)
+    instance_edit.check_instance_state(instance, 'os-migrateLive',
+                                       LIVE_MIGRATE_VM_STATES)
+    with api.host_context(context, instance) as cctxt:
+        if host_name is not None:
+            _check_target_host(cctxt, instance, host_name)
+        instance.task_state = task_states.MIGRATING
+        instance.save(expected_task_state=[None])
+        migration = _migration(cctxt, instance, 'live-migration', host_name)
+        objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                            instance_actions.LIVE_MIGRATION,
+                                            want_result=False)
+        api.compute_task_api.live_migrate_instance(
+            cctxt, instance, host_name, block_migration, migration, async_=async_)
+
+
+# -- evacuation ----------------------------------------------------------------------
+
+
+def evacuate(api: API, context: RequestContext, instance: objects.Instance, host: str | None,
+             admin_password: str | None) -> None:
+    """Rebuild a server of a host whose compute service is down elsewhere.
+
+    :raises ComputeServiceInUse: (400) its compute service is up
+    :raises ComputeHostNotFound: (404) ``host`` is no compute host
+    """
+    instance_edit.check_instance_lock(context, instance)
+    instance_edit.check_instance_state(instance, 'evacuate', EVACUATE_VM_STATES)
+    if not instance.obj_attr_is_set('id') or not instance.host:
+        raise exception.Conflict(message='Instance %s is not on a compute host.'
+                                 % instance.uuid)
+    image = api.image_api.get(context, instance.image_ref) if instance.image_ref \
+        else None
+    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+    assert mapping.cell_mapping is not None, 'a server with an id is in a cell'
+    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+        instance._context = cctxt
+        service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
+                                                         'novalite-compute')
+        if service is not None and api.servicegroup_api.service_is_up(service):
+            raise exception.ComputeServiceInUse(host=instance.host)
+        if host is not None:
+            _check_target_host(cctxt, instance, host)
+        instance.task_state = task_states.REBUILDING
+        instance.save(expected_task_state=[None])
+        migration = _migration(cctxt, instance, 'evacuation', host)
+        objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                            instance_actions.EVACUATE,
+                                            want_result=False)
+        api.compute_task_api.evacuate_instance(cctxt, instance, host, migration,
+                                                image, admin_password)
+
+
+def _check_target_host(context: RequestContext, instance: objects.Instance, host: str) -> None:
     """:raises ComputeHostNotFound: no compute service runs on ``host``
     :raises MigrationPreCheckError: ``host`` is where the server already is"""
     if objects.Service.get_by_host_and_binary(context, host, 'novalite-compute') is None:
@@ -184,7 +194,7 @@ def _check_target_host(context: Any, instance: Any, host: str) -> None:
             reason='the server is already on host %s' % host)
 
 
-def _migration(context: Any, instance: Any, migration_type: str,
+def _migration(context: RequestContext, instance: objects.Instance, migration_type: str,
                dest: str | None) -> Any:
     """The Migration of a live migration or evacuation, created ``accepted``."""
     migration = objects.Migration(

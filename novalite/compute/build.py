@@ -16,7 +16,7 @@ from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 
-from novalite import exception, notifications, objects, utils
+from novalite import exception, notifications, objects
 from novalite.compute import (
     delete,
     instance_actions,
@@ -141,7 +141,6 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     trip to the conductor. Ports are allocated in the background from the claim on,
     and written to the instance's cache with the save that makes it ACTIVE.
     """
-    utils.hop('compute.locked', instance.uuid)
     has_ports = bool(req.requested_networks) and isinstance(req.requested_networks, list)
     instance.vm_state = vm_states.BUILDING
     instance.task_state = task_states.NETWORKING if has_ports else task_states.SPAWNING
@@ -152,7 +151,6 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
                               expected_task_state=task_states.SCHEDULING)
     except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as exc:
         raise _lost_the_instance(exc) from exc
-    utils.hop('compute.claimed', instance.uuid)
     # The ports are made while the guest is prepared (the Placement read, the image in
     # spawn); the driver waits for them when it needs them, the build before ACTIVE.
     network_info = AsyncNetworkInfo(functools.partial(
@@ -167,7 +165,6 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
         if isinstance(exc, instance_events.WaitCancelled):
             raise _Deleted() from exc
         raise
-    utils.hop('compute.active', instance.uuid)
     LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
 
 
@@ -179,11 +176,9 @@ def _spawn(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
     allocations = (mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
                    if mgr.driver.spawn_uses_allocations else {})
     image_meta = objects.ImageMeta.from_dict(req.image) if req.image else None
-    utils.hop('compute.spawning', instance.uuid)
     mgr.driver.spawn(context, instance, image_meta, req.injected_files, req.admin_password,
                      allocations, network_info=network_info if network_info is not None
                      else [])
-    utils.hop('compute.spawned', instance.uuid)
     if network_info is not None:
         # The ports and ACTIVE in one write.
         instance.info_cache.network_info = network_info.wait()

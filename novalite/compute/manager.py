@@ -37,7 +37,7 @@ from novalite.compute import (
     snapshot,
     usage_audit,
 )
-from novalite.conductor import api as conductor_api
+from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.conf import CONF
 from novalite.context import RequestContext
 from novalite.network import api as network_api
@@ -65,7 +65,7 @@ class ComputeManager(manager.Manager):
         if getattr(self.driver, 'virtapi', None) is None:
             self.driver.virtapi = virtapi
         self.reportclient = reportclient or report.SchedulerReportClient()
-        self.compute_task_api = compute_task_api or conductor_api.ComputeTaskAPI()
+        self.compute_task_api = compute_task_api or conductor_rpcapi.ComputeTaskAPI()
         self.network_api: network_api.NetworkAPI = network_api_ or network_api.API()
         self.rt = resource_tracker.ResourceTracker(self.host, self.driver, self.reportclient)
         self._instance_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
@@ -172,7 +172,6 @@ class ComputeManager(manager.Manager):
                                node: str | None = None, limits: dict | None = None,
                                host_list: list | None = None) -> None:
         """Build in the background: a cast must not hold the RPC worker for the build."""
-        utils.hop('compute.received', instance.uuid)
         request = build.BuildRequestArgs(
             image=image, request_spec=request_spec, filter_properties=filter_properties,
             admin_password=admin_password, injected_files=injected_files or [],

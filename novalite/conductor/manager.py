@@ -4,14 +4,14 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import oslo_messaging as messaging
 from oslo_log import log as logging
 from oslo_service import periodic_task
 from oslo_versionedobjects import base as ovo_base
 
-from novalite import exception, manager, transient
+from novalite import exception, manager, objects, transient
 from novalite.conductor.tasks import (
     build,
     cache_images,
@@ -23,6 +23,11 @@ from novalite.conductor.tasks import (
 from novalite.conf import CONF
 from novalite.context import RequestContext
 from novalite.objects import base as obj_base
+
+if TYPE_CHECKING:
+    from novalite.compute import rpcapi as compute_rpcapi_
+    from novalite.scheduler import rpcapi as scheduler_rpcapi
+    from novalite.scheduler.client import report
 
 LOG = logging.getLogger(__name__)
 
@@ -41,7 +46,7 @@ class ConductorManager(manager.Manager):
 
     @periodic_task.periodic_task(spacing=CONF.conductor.lost_build_check_interval,
                                  run_immediately=False)
-    def _check_lost_builds(self, context: Any) -> None:
+    def _check_lost_builds(self, context: RequestContext) -> None:
         """Build again the builds that were lost (see lost_builds)."""
         if not CONF.conductor.build_request_timeout:
             return
@@ -49,7 +54,7 @@ class ConductorManager(manager.Manager):
         lost_builds.redrive_unclaimed_instances(context, self.compute_task_mgr.deps)
 
     @staticmethod
-    def _object_class(objname: str, object_versions: dict) -> type:
+    def _object_class(objname: str, object_versions: dict[str, str]) -> type:
         classes = ovo_base.VersionedObjectRegistry.obj_classes()[objname]
         wanted = object_versions.get(objname)
         for cls in classes:
@@ -57,14 +62,15 @@ class ConductorManager(manager.Manager):
                 return cls
         return classes[0]
 
-    def ping(self, context: Any, arg: Any) -> Any:
+    def ping(self, context: RequestContext, arg: str) -> str:
         """Answer ``arg``: services call this to wait until a conductor is up."""
         return arg
 
     # Object methods raise NotFound and the like as answers, not as conductor faults.
     @messaging.expected_exceptions(exception.NovaliteException)
-    def object_class_action_versions(self, context: Any, objname: str, objmethod: str,
-                                     object_versions: dict, args: tuple, kwargs: dict) -> Any:
+    def object_class_action_versions(self, context: RequestContext, objname: str,
+                                     objmethod: str, object_versions: dict[str, str],
+                                     args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         objclass = self._object_class(objname, object_versions)
         result = _through_outage('%s.%s' % (objname, objmethod), functools.partial(
             getattr(objclass, objmethod), context, *args, **kwargs))
@@ -74,8 +80,9 @@ class ConductorManager(manager.Manager):
         return result
 
     @messaging.expected_exceptions(exception.NovaliteException)
-    def object_action(self, context: Any, objinst: Any, objmethod: str, args: tuple,
-                      kwargs: dict) -> tuple[dict, Any]:
+    def object_action(self, context: RequestContext, objinst: obj_base.NovaliteObject,
+                      objmethod: str, args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         """Run ``objinst.objmethod``; return the fields it changed and the result, which
         the caller's copy of the object applies to itself."""
         # What ``obj_clone`` gives, without deepcopy's generic walk (4 % of a busy
@@ -93,8 +100,9 @@ class ConductorManager(manager.Manager):
         updates['obj_what_changed'] = list(objinst.obj_what_changed())
         return updates, result
 
-    def object_backport_versions(self, context: Any, objinst: Any,
-                                 object_versions: dict) -> Any:
+    def object_backport_versions(self, context: RequestContext,
+                                 objinst: obj_base.NovaliteObject,
+                                 object_versions: dict[str, str]) -> dict[str, Any]:
         target = object_versions[objinst.obj_name()]
         return objinst.obj_to_primitive(target_version=target,
                                         version_manifest=object_versions)
@@ -117,23 +125,29 @@ class ComputeTaskManager:
 
     target = messaging.Target(namespace='compute_task', version='1.1')
 
-    def __init__(self, query_client: Any = None, reportclient: Any = None,
-                 compute_rpcapi: Any = None) -> None:
+    def __init__(self, query_client: scheduler_rpcapi.SchedulerAPI | None = None,
+                 reportclient: report.SchedulerReportClient | None = None,
+                 compute_rpcapi: compute_rpcapi_.ComputeAPI | None = None) -> None:
         self.deps = build.Dependencies(query_client, reportclient, compute_rpcapi)
 
-    def schedule_and_build_instances(self, context: Any, build_requests: list,
-                                     request_specs: list, image: dict | None,
-                                     admin_password: str | None, injected_files: list,
-                                     requested_networks: Any, block_device_mapping: list,
-                                     tags: list | None = None) -> None:
+    def schedule_and_build_instances(self, context: RequestContext,
+                                     build_requests: list[objects.BuildRequest],
+                                     request_specs: list[objects.RequestSpec],
+                                     image: dict[str, Any] | None,
+                                     admin_password: str | None, injected_files: list[Any],
+                                     requested_networks: build.RequestedNetworks | None,
+                                     block_device_mapping: list[Any],
+                                     tags: list[str] | None = None) -> None:
         build.schedule_and_build(self.deps, context, build_requests, request_specs,
                                  image, admin_password, injected_files, requested_networks)
 
-    def build_instances(self, context: Any, instances: list, image: dict | None,
-                        filter_properties: dict, admin_password: str | None,
-                        injected_files: list, requested_networks: Any,
-                        block_device_mapping: list, request_spec: Any = None,
-                        host_lists: list | None = None) -> None:
+    def build_instances(self, context: RequestContext, instances: list[objects.Instance],
+                        image: dict[str, Any] | None, filter_properties: dict[str, Any],
+                        admin_password: str | None, injected_files: list[Any],
+                        requested_networks: build.RequestedNetworks | None,
+                        block_device_mapping: list[Any],
+                        request_spec: objects.RequestSpec | None = None,
+                        host_lists: list[list[objects.Selection]] | None = None) -> None:
         for index, instance in enumerate(instances):
             host_list = host_lists[index] if host_lists and index < len(host_lists) else []
             build.reschedule(self.deps, context, instance, host_list, image,
@@ -142,37 +156,43 @@ class ComputeTaskManager:
 
     # -- rebuild and unshelve ----------------------------------------------------------
 
-    def rebuild_instance(self, context: Any, instance: Any, image: dict,
-                         orig_image_ref: str, orig_sys_metadata: dict,
-                         admin_password: str | None, injected_files: list,
+    def rebuild_instance(self, context: RequestContext, instance: objects.Instance,
+                         image: dict[str, Any], orig_image_ref: str,
+                         orig_sys_metadata: dict[str, str | None],
+                         admin_password: str | None, injected_files: list[Any],
                          preserve_ephemeral: bool = False) -> None:
         rebuild.rebuild_instance(self.deps, context, instance, image, orig_image_ref,
                                  orig_sys_metadata, admin_password, injected_files,
                                  preserve_ephemeral)
 
-    def unshelve_instance(self, context: Any, instance: Any, request_spec: Any) -> None:
+    def unshelve_instance(self, context: RequestContext, instance: objects.Instance,
+                          request_spec: objects.RequestSpec) -> None:
         unshelve.unshelve_instance(self.deps, context, instance, request_spec)
 
     # -- moves: resize, cold and live migration, evacuation ------------------------------
 
     @messaging.expected_exceptions(exception.NoValidHost)
-    def migrate_server(self, context: Any, instance: Any, flavor: Any,
+    def migrate_server(self, context: RequestContext, instance: objects.Instance,
+                       flavor: objects.Flavor,
                        clean_shutdown: bool = True, host: str | None = None) -> None:
         migrate.migrate_server(self.deps, context, instance, flavor, clean_shutdown, host)
 
     @messaging.expected_exceptions(exception.NovaliteException)
-    def live_migrate_instance(self, context: Any, instance: Any, host: str | None,
-                              block_migration: bool | None, migration: Any,
+    def live_migrate_instance(self, context: RequestContext, instance: objects.Instance,
+                              host: str | None, block_migration: bool | None,
+                              migration: objects.Migration,
                               raise_errors: bool = False) -> None:
         migrate.live_migrate_instance(self.deps, context, instance, host, block_migration,
                                       migration, raise_errors)
 
-    def evacuate_instance(self, context: Any, instance: Any, host: str | None,
-                          migration: Any, image: Any, admin_password: str | None) -> None:
+    def evacuate_instance(self, context: RequestContext, instance: objects.Instance,
+                          host: str | None, migration: objects.Migration,
+                          image: dict[str, Any] | None, admin_password: str | None) -> None:
         migrate.evacuate_instance(self.deps, context, instance, host, migration, image,
                                   admin_password)
 
     # -- image pre-caching (os-aggregates/{id}/images) ---------------------------------
 
-    def cache_images(self, context: RequestContext, aggregate: Any, image_ids: list[str]) -> None:
+    def cache_images(self, context: RequestContext, aggregate: objects.Aggregate,
+                     image_ids: list[str]) -> None:
         cache_images.cache_images(self.deps, context, aggregate, image_ids)

@@ -8,8 +8,8 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from novalite import exception, manager, objects, transient
-from novalite import utils as nl_utils
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.scheduler import filters, host_manager, request_filter, utils
 from novalite.scheduler.client import report
 
@@ -32,9 +32,10 @@ class SchedulerManager(manager.Manager):
         self.reportclient = reportclient or report.SchedulerReportClient()
         self.host_manager = host_manager_ or host_manager.HostManager()
 
-    def select_destinations(self, context: Any, spec_obj: Any, instance_uuids: list[str],
-                            return_objects: bool = True,
-                            return_alternates: bool = False) -> list:
+    def select_destinations(self, context: RequestContext, spec_obj: objects.RequestSpec,
+                            instance_uuids: list[str], return_objects: bool = True,
+                            return_alternates: bool = False
+                            ) -> list[list[objects.Selection]] | list[dict[str, Any]]:
         """RPC endpoint; see :meth:`novalite.scheduler.rpcapi.SchedulerAPI.select_destinations`.
 
         With ``return_objects`` False the legacy answer comes back: one
@@ -43,7 +44,6 @@ class SchedulerManager(manager.Manager):
         num_instances = len(instance_uuids) if instance_uuids else spec_obj.num_instances
         LOG.debug('Scheduling %d instance(s) of flavor %s', num_instances,
                   spec_obj.flavor.flavorid)
-        nl_utils.hop('scheduler.received', instance_uuids or [])
         request = utils.resources_from_request_spec(spec_obj)
         request_filter.process_reqspec(context, spec_obj, request)
         try:
@@ -64,29 +64,27 @@ class SchedulerManager(manager.Manager):
                 context, with_traits=bool(request.required_traits or request.forbidden_traits))
             raise exception.NoValidHost(reason=utils.explain_no_candidates(request, providers))
 
-        nl_utils.hop('scheduler.candidates', instance_uuids or [])
         utils.setup_instance_group(context, spec_obj, self._enabled_names())
         by_rp = _allocation_requests_by_root(alloc_reqs, summaries)
         hosts = self.host_manager.get_host_states_by_uuids(context, list(by_rp), summaries,
                                                            spec_obj)
-        nl_utils.hop('scheduler.host_states', instance_uuids or [])
         if not hosts:
             raise exception.NoValidHost(reason=(
                 'Placement offered %d resource providers, but none is a compute node of '
                 'an enabled cell (have the hosts been discovered?).' % len(by_rp)))
         selections = self._schedule(context, spec_obj, instance_uuids, num_instances, hosts,
                                     by_rp, version, return_alternates)
-        nl_utils.hop('scheduler.claimed', instance_uuids or [])
         if return_objects:
             return selections
         return [{'host': s[0].service_host, 'nodename': s[0].nodename, 'limits': {}}
                 for s in selections]
 
-    def update_aggregates(self, context: Any, aggregates: list) -> None:
+    def update_aggregates(self, context: RequestContext,
+                          aggregates: list[objects.Aggregate]) -> None:
         """RPC endpoint (fanout cast): the API changed ``aggregates``."""
         self.host_manager.forget_aggregates()
 
-    def delete_aggregate(self, context: Any, aggregate: Any) -> None:
+    def delete_aggregate(self, context: RequestContext, aggregate: objects.Aggregate) -> None:
         """RPC endpoint (fanout cast): the API deleted ``aggregate``."""
         self.host_manager.forget_aggregates()
 
@@ -95,18 +93,19 @@ class SchedulerManager(manager.Manager):
                 + [type(w).__name__ for w in self.host_manager.weight_handler.weighers])
 
     @staticmethod
-    def _placement_limit(spec_obj: Any) -> int | None:
+    def _placement_limit(spec_obj: objects.RequestSpec) -> int | None:
         # A forced host may be anywhere in Placement's answer: ask for all of it.
         forced = any(spec_obj.obj_attr_is_set(f) and getattr(spec_obj, f)
                      for f in ('force_hosts', 'force_nodes'))
         return None if forced else CONF.scheduler.max_placement_results
 
-    def _schedule(self, context: Any, spec_obj: Any, instance_uuids: list[str],
-                  num_instances: int, hosts: list, by_rp: dict[str, list[dict]],
-                  version: str, return_alternates: bool) -> list[list]:
+    def _schedule(self, context: RequestContext, spec_obj: objects.RequestSpec,
+                  instance_uuids: list[str], num_instances: int,
+                  hosts: list[host_manager.HostState], by_rp: dict[str, list[dict]],
+                  version: str, return_alternates: bool) -> list[list[objects.Selection]]:
         """Place each instance in turn, claiming as it goes; undo all claims on failure."""
         claimed: list[str] = []
-        selections: list[list] = []
+        selections: list[list[objects.Selection]] = []
         spec_uuid = spec_obj.instance_uuid if spec_obj.obj_attr_is_set('instance_uuid') \
             else None
         try:
@@ -137,8 +136,8 @@ class SchedulerManager(manager.Manager):
                 spec_obj.instance_uuid = spec_uuid
         return selections
 
-    def _sorted_hosts(self, spec_obj: Any, hosts: list, index: int,
-                      num_instances: int) -> list:
+    def _sorted_hosts(self, spec_obj: objects.RequestSpec, hosts: list[host_manager.HostState],
+                      index: int, num_instances: int) -> list[host_manager.HostState]:
         passed, results = self.host_manager.get_filtered_hosts(hosts, spec_obj)
         if not passed:
             raise exception.NoValidHost(reason=_prefix(index, num_instances)
@@ -151,38 +150,44 @@ class SchedulerManager(manager.Manager):
             ordered.insert(0, ordered.pop(random.randrange(subset)))
         return ordered
 
-    def _claim_first(self, context: Any, spec_obj: Any, uuid: str | None, ordered: list,
-                     by_rp: dict[str, list[dict]], version: str) -> Any:
+    def _claim_first(self, context: RequestContext, spec_obj: objects.RequestSpec,
+                     uuid: str | None, ordered: list[host_manager.HostState],
+                     by_rp: dict[str, list[dict]], version: str
+                     ) -> host_manager.HostState | None:
         """The first host of ``ordered`` Placement accepts the claim on, or None."""
         if uuid is None:
             # No consumer to claim for (legacy callers): the best host is the answer.
             return ordered[0]
+        assert spec_obj.project_id is not None and spec_obj.user_id is not None, \
+            'a request spec names the owner of its instances'
         for host in ordered:
             if self.reportclient.claim_resources(
-                    context, uuid, by_rp[host.uuid][0], spec_obj.project_id,
+                    context, uuid, _alloc_request(by_rp, host), spec_obj.project_id,
                     spec_obj.user_id, allocation_request_version=version):
                 return host
             LOG.debug('Claim for %s refused on %s; trying the next host', uuid, host)
         return None
 
     @staticmethod
-    def _selections(chosen: Any, ordered: list, by_rp: dict[str, list[dict]], version: str,
-                    return_alternates: bool) -> list:
-        selected = [objects.Selection.from_host_state(chosen, by_rp[chosen.uuid][0], version)]
+    def _selections(chosen: host_manager.HostState, ordered: list[host_manager.HostState],
+                    by_rp: dict[str, list[dict]], version: str,
+                    return_alternates: bool) -> list[objects.Selection]:
+        selected = [objects.Selection.from_host_state(
+            chosen, _alloc_request(by_rp, chosen), version)]
         if not return_alternates:
             return selected
         alternates = [h for h in ordered if h is not chosen and h.cell_uuid == chosen.cell_uuid]
-        return selected + [objects.Selection.from_host_state(h, by_rp[h.uuid][0], version)
+        return selected + [objects.Selection.from_host_state(h, _alloc_request(by_rp, h), version)
                            for h in alternates[:CONF.scheduler.max_attempts - 1]]
 
-    def _free(self, context: Any, uuid: str) -> None:
+    def _free(self, context: RequestContext, uuid: str) -> None:
         try:
             self.reportclient.delete_allocation_for_instance(context, uuid)
         except Exception:
             LOG.exception('Could not free the allocations of %s after a failed request', uuid)
 
 
-def _allocation_requests_by_root(alloc_reqs: list[dict], summaries: dict
+def _allocation_requests_by_root(alloc_reqs: list[dict], summaries: dict[str, dict[str, Any]]
                                  ) -> dict[str, list[dict]]:
     """Group allocation requests by the root provider (the compute node) they use."""
     by_rp: dict[str, list[dict]] = {}
@@ -193,16 +198,23 @@ def _allocation_requests_by_root(alloc_reqs: list[dict], summaries: dict
     return by_rp
 
 
-def _consume_in_group(spec_obj: Any, chosen: Any, uuid: str | None) -> None:
+def _alloc_request(by_rp: dict[str, list[dict]], host: host_manager.HostState) -> dict:
+    """The first allocation request Placement offered on ``host``."""
+    assert host.uuid is not None, 'HostStates are built from the providers Placement offered'
+    return by_rp[host.uuid][0]
+
+
+def _consume_in_group(spec_obj: objects.RequestSpec, chosen: host_manager.HostState,
+                      uuid: str | None) -> None:
     """Count the instance just placed as a member on ``chosen``, so the group filters
     and weighers see it when placing the next instance of the same request."""
     group = spec_obj.instance_group if spec_obj.obj_attr_is_set('instance_group') else None
     if group is None:
         return
-    if chosen.host not in group.hosts:
-        group.hosts = list(group.hosts) + [chosen.host]
-    if uuid is not None and uuid not in group.members:
-        group.members = list(group.members) + [uuid]
+    if chosen.host not in (group.hosts or []):
+        group.hosts = list(group.hosts or []) + [chosen.host]
+    if uuid is not None and uuid not in (group.members or []):
+        group.members = list(group.members or []) + [uuid]
     group.obj_reset_changes(['hosts', 'members'])
 
 

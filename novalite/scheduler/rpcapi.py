@@ -5,8 +5,9 @@ from typing import Any
 
 import oslo_messaging as messaging
 
-from novalite import rpc
+from novalite import objects, rpc
 from novalite.conf import CONF
+from novalite.context import RequestContext
 
 RPC_TOPIC = 'scheduler'
 
@@ -28,9 +29,9 @@ class SchedulerAPI:
         target = messaging.Target(topic=RPC_TOPIC, version='1.1')
         self.client = rpc.get_client(target)
 
-    def select_destinations(self, context: Any, spec_obj: Any, instance_uuids: list[str],
-                            return_objects: bool = True,
-                            return_alternates: bool = False) -> list:
+    def select_destinations(self, context: RequestContext, spec_obj: objects.RequestSpec,
+                            instance_uuids: list[str], return_objects: bool = True,
+                            return_alternates: bool = False) -> list[Any]:
         """Pick hosts for the instances of ``spec_obj`` and claim their resources.
 
         A **call**: waits up to ``[DEFAULT] rpc_response_timeout_scheduler`` seconds.
@@ -50,13 +51,14 @@ class SchedulerAPI:
                           instance_uuids=instance_uuids, return_objects=return_objects,
                           return_alternates=return_alternates)
 
-    def update_aggregates(self, context: Any, aggregates: list) -> None:
+    def update_aggregates(self, context: RequestContext,
+                          aggregates: list[objects.Aggregate]) -> None:
         """Tell every scheduler that ``aggregates`` changed (created, renamed, hosts or
         metadata): a fanout **cast**."""
         self.client.prepare(fanout=True, version='1.1').cast(
             context, 'update_aggregates', aggregates=aggregates)
 
-    def delete_aggregate(self, context: Any, aggregate: Any) -> None:
+    def delete_aggregate(self, context: RequestContext, aggregate: objects.Aggregate) -> None:
         """Tell every scheduler that ``aggregate`` is gone: a fanout **cast**."""
         self.client.prepare(fanout=True, version='1.1').cast(
             context, 'delete_aggregate', aggregate=aggregate)

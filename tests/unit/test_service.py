@@ -13,7 +13,7 @@ import pytest
 
 from novalite import context as nl_context
 from novalite import objects, rpc, service
-from novalite.conductor import api as conductor_api
+from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.conf import CONF
 from novalite.db import engine
 from novalite.db.main import models as main_models
@@ -104,8 +104,8 @@ class _Client:
         return kwargs['arg']
 
 
-def _conductor_api(client: _Client) -> conductor_api.API:
-    api = conductor_api.API.__new__(conductor_api.API)
+def _conductor_api(client: _Client) -> conductor_rpcapi.ConductorAPI:
+    api = conductor_rpcapi.ConductorAPI.__new__(conductor_rpcapi.ConductorAPI)
     api.client = client
     return api
 
@@ -113,7 +113,7 @@ def _conductor_api(client: _Client) -> conductor_api.API:
 def test_compute_pings_the_conductor_with_short_timeouts_until_it_answers():
     client = _Client(misses=3)
     _conductor_api(client).wait_until_ready(nl_context.get_admin_context())
-    assert client.timeouts == [conductor_api.EARLY_PING_TIMEOUT] * 4
+    assert client.timeouts == [conductor_rpcapi.EARLY_PING_TIMEOUT] * 4
 
 
 def test_a_conductor_missing_for_long_gets_the_rpc_timeout():

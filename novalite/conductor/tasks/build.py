@@ -17,14 +17,15 @@ from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 
 from novalite import context as nl_context
-from novalite import exception, objects, quota, transient, utils
+from novalite import exception, objects, quota, transient
 from novalite.compute import instance_actions, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.conf import CONF
 from novalite.db import engine
 from novalite.objects import instance_fault
 from novalite.objects.build_request import Ownership
-from novalite.scheduler.client import query, report
+from novalite.scheduler import rpcapi as scheduler_rpcapi
+from novalite.scheduler.client import report
 
 LOG = logging.getLogger(__name__)
 
@@ -32,29 +33,33 @@ SCHEDULE_EVENT = 'conductor_schedule_and_build_instances'
 RESCHEDULE_EVENT = 'conductor_build_instances'
 BUILD_EVENT = instance_actions.BUILD_EVENT
 
+# The create's network requests, as the API resolved them (plain dicts once over RPC).
+RequestedNetworks = list[dict[str, Any]]
+
 
 @dataclasses.dataclass
 class Dependencies:
     """The conductor's clients, made on first use so tests can pass their own."""
 
-    _query: Any = None
-    _report: Any = None
-    _compute: Any = None
+    _query: scheduler_rpcapi.SchedulerAPI | None = None
+    _report: report.SchedulerReportClient | None = None
+    _compute: compute_rpcapi.ComputeAPI | None = None
 
     @property
-    def query_client(self) -> Any:
+    def query_client(self) -> scheduler_rpcapi.SchedulerAPI:
+        """The scheduler's RPC client (Nova's name for what asks it for hosts)."""
         if self._query is None:
-            self._query = query.SchedulerQueryClient()
+            self._query = scheduler_rpcapi.SchedulerAPI()
         return self._query
 
     @property
-    def reportclient(self) -> Any:
+    def reportclient(self) -> report.SchedulerReportClient:
         if self._report is None:
             self._report = report.SchedulerReportClient()
         return self._report
 
     @property
-    def compute_rpcapi(self) -> Any:
+    def compute_rpcapi(self) -> compute_rpcapi.ComputeAPI:
         if self._compute is None:
             self._compute = compute_rpcapi.ComputeAPI()
         return self._compute
@@ -74,7 +79,7 @@ def build_deadline() -> float:
     return time.monotonic() + CONF.conductor.build_retry_timeout
 
 
-def free_allocations(deps: Dependencies, context: Any, uuids: list[str],
+def free_allocations(deps: Dependencies, context: nl_context.RequestContext, uuids: list[str],
                      until: float | None = None) -> None:
     """Delete the allocations of ``uuids``, retrying an unreachable Placement until
     ``until`` (a build's deadline) when given."""
@@ -90,8 +95,8 @@ def free_allocations(deps: Dependencies, context: Any, uuids: list[str],
                         uuid, exc)
 
 
-def finish_requested_delete(deps: Dependencies, context: Any, build_request: Any,
-                            until: float) -> None:
+def finish_requested_delete(deps: Dependencies, context: nl_context.RequestContext,
+                            build_request: objects.BuildRequest, until: float) -> None:
     """Its user deleted a server this conductor held: free what its scheduling
     claimed, then remove it, so it answers 404 only with nothing left in Placement."""
     uuid = build_request.instance_uuid
@@ -110,8 +115,8 @@ def finish_requested_delete(deps: Dependencies, context: Any, build_request: Any
             pass
 
 
-def _let_go(deps: Dependencies, context: Any, build_request: Any, state: Ownership,
-            until: float) -> None:
+def _let_go(deps: Dependencies, context: nl_context.RequestContext,
+            build_request: objects.BuildRequest, state: Ownership, until: float) -> None:
     """This attempt no longer owns ``build_request``: finish its user's delete, or
     leave it to the attempt that does."""
     if state is Ownership.DELETE_REQUESTED:
@@ -121,7 +126,8 @@ def _let_go(deps: Dependencies, context: Any, build_request: Any, state: Ownersh
                     'leaving it to that build', build_request.instance_uuid)
 
 
-def _take(deps: Dependencies, context: Any, build_requests: list, request_specs: list,
+def _take(deps: Dependencies, context: nl_context.RequestContext,
+          build_requests: list[objects.BuildRequest], request_specs: list[objects.RequestSpec],
           until: float) -> tuple[list, list]:
     """The build requests (and their specs) this conductor now holds."""
     taken: tuple[list, list] = ([], [])
@@ -136,16 +142,17 @@ def _take(deps: Dependencies, context: Any, build_requests: list, request_specs:
     return taken
 
 
-def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
-                       request_specs: list, image: dict | None, admin_password: str | None,
-                       injected_files: list, requested_networks: Any) -> None:
+def schedule_and_build(deps: Dependencies, context: nl_context.RequestContext,
+                       build_requests: list[objects.BuildRequest],
+                       request_specs: list[objects.RequestSpec], image: dict[str, Any] | None,
+                       admin_password: str | None, injected_files: list[Any],
+                       requested_networks: RequestedNetworks | None) -> None:
     until = build_deadline()
     build_requests, request_specs = _take(deps, context, build_requests, request_specs,
                                           until)
     if not build_requests:
         return
     uuids = [br.instance_uuid for br in build_requests]
-    utils.hop('conductor.received', uuids)
 
     def before_retry() -> None:
         # A scheduler that died after claiming left allocations the next claim would
@@ -160,7 +167,6 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             'Scheduling %s' % ', '.join(uuids), functools.partial(
                 deps.query_client.select_destinations, context, request_specs[0], uuids,
                 return_objects=True, return_alternates=True), until, before_retry)
-        utils.hop('conductor.selected', uuids)
     except Exception as exc:
         error = _scheduling_error(exc)
         LOG.warning('Scheduling %s failed: %s', uuids, error)
@@ -171,7 +177,8 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
             _bury_or_log(deps, context, build_request, spec, error, until)
         return
 
-    created: list[tuple[Any, Any, Any, list]] = []
+    created: list[tuple[objects.Instance, objects.RequestSpec, objects.CellMapping,
+                        list[objects.Selection]]] = []
     for build_request, spec, host_list in zip(build_requests, request_specs, host_lists,
                                               strict=True):
         selection = host_list[0]
@@ -203,7 +210,6 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
         with nl_context.target_cell(context, cell) as cctxt:
             instance._context = cctxt
             try:
-                utils.hop('conductor.created', instance.uuid)
                 deps.compute_rpcapi.build_and_run_instance(
                     cctxt, instance=instance, host=selection.service_host, image=image,
                     request_spec=spec, filter_properties=_filter_properties(host_list),
@@ -220,10 +226,10 @@ def schedule_and_build(deps: Dependencies, context: Any, build_requests: list,
 # Cell mappings by uuid with the time they were read: a cell's mapping (its database and
 # broker) changes only through novalite-manage, and is read again after CELL_CACHE_SECONDS.
 CELL_CACHE_SECONDS = 60.0
-_CELLS: dict[str, tuple[float, Any]] = {}
+_CELLS: dict[str, tuple[float, objects.CellMapping]] = {}
 
 
-def _cell_mapping(context: Any, cell_uuid: str) -> Any:
+def _cell_mapping(context: nl_context.RequestContext, cell_uuid: str) -> objects.CellMapping:
     cached = _CELLS.get(cell_uuid)
     now = time.monotonic()
     if cached is not None and now - cached[0] < CELL_CACHE_SECONDS:
@@ -233,7 +239,7 @@ def _cell_mapping(context: Any, cell_uuid: str) -> Any:
     return cell
 
 
-def _filter_properties(host_list: list) -> dict:
+def _filter_properties(host_list: list[objects.Selection]) -> dict:
     return {'retry': {'num_attempts': 1, 'hosts': [[s.service_host, s.nodename]
                                                    for s in host_list[:1]]}}
 
@@ -246,8 +252,9 @@ class _NotOurs(Exception):
         self.state = state
 
 
-def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: Any,
-                    selection: Any, until: float) -> Any:
+def _create_in_cell(deps: Dependencies, context: nl_context.RequestContext,
+                    build_request: objects.BuildRequest, cell: objects.CellMapping,
+                    selection: objects.Selection, until: float) -> objects.Instance | None:
     """Create the instance in ``cell`` and map it there; None if this attempt no longer
     owns the build (its user deleted it: then nothing is left behind)."""
     state = transient.call('Taking build request %s' % build_request.instance_uuid,
@@ -277,7 +284,8 @@ def _create_in_cell(deps: Dependencies, context: Any, build_request: Any, cell: 
     return instance
 
 
-def _create_instance(cctxt: Any, instance: Any, selection: Any) -> Any:
+def _create_instance(cctxt: nl_context.RequestContext, instance: objects.Instance,
+                     selection: objects.Selection) -> objects.Instance:
     """Create the instance's row, or adopt the one an earlier attempt of this build
     created before its conductor died (not yet mapped, never handed to a host)."""
     try:
@@ -305,7 +313,8 @@ def _create_instance(cctxt: Any, instance: Any, selection: Any) -> Any:
     return instance
 
 
-def _map(context: Any, build_request: Any, cell: Any) -> None:
+def _map(context: nl_context.RequestContext, build_request: objects.BuildRequest,
+         cell: objects.CellMapping) -> None:
     """Point the mapping at ``cell`` and remove the build request, together, if this
     attempt still owns it; else change nothing and raise :class:`_NotOurs`."""
     with engine.api_transaction():
@@ -315,8 +324,8 @@ def _map(context: Any, build_request: Any, cell: Any) -> None:
             raise _NotOurs(state)
 
 
-def set_error(context: Any, instance: Any, error: BaseException, event: str,
-               host: str | None = None) -> None:
+def set_error(context: nl_context.RequestContext, instance: objects.Instance, error: BaseException,
+              event: str, host: str | None = None) -> None:
     """ERROR state, a fault that says why, and the action's event marked failed."""
     # The fault first: a client that sees ERROR looks for it at once.
     instance_fault.add_instance_fault_from_exc(context, instance, error, host=host)
@@ -331,7 +340,8 @@ def set_error(context: Any, instance: Any, error: BaseException, event: str,
         LOG.warning('No action recorded for %s to mark failed', instance.uuid)
 
 
-def _not_handed(context: Any, instance: Any, error: BaseException, event: str) -> None:
+def _not_handed(context: nl_context.RequestContext, instance: objects.Instance,
+                error: BaseException, event: str) -> None:
     """ERROR for a build that never reached its host: ``event`` and the build event
     started for the host both end in Error."""
     set_error(context, instance, error, event)
@@ -343,7 +353,8 @@ def _not_handed(context: Any, instance: Any, error: BaseException, event: str) -
         pass
 
 
-def _bury_or_log(deps: Dependencies, context: Any, build_request: Any, spec: Any,
+def _bury_or_log(deps: Dependencies, context: nl_context.RequestContext,
+                 build_request: objects.BuildRequest, spec: objects.RequestSpec,
                  error: BaseException, until: float) -> None:
     try:
         state = transient.call('Taking build request %s' % build_request.instance_uuid,
@@ -359,7 +370,8 @@ def _bury_or_log(deps: Dependencies, context: Any, build_request: Any, spec: Any
                       build_request.instance_uuid, error)
 
 
-def bury_in_cell0(context: Any, build_request: Any, spec: Any, error: BaseException) -> None:
+def bury_in_cell0(context: nl_context.RequestContext, build_request: objects.BuildRequest,
+                  spec: objects.RequestSpec, error: BaseException) -> None:
     """Put a server that could not be scheduled in cell0, in ERROR with its fault, so
     that it still lists and shows why."""
     cell0 = objects.CellMapping.get_by_uuid(context, objects.CellMapping.CELL0_UUID)
@@ -396,9 +408,11 @@ def bury_in_cell0(context: Any, build_request: Any, spec: Any, error: BaseExcept
                 mapping.save()
 
 
-def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
-               image: dict | None, filter_properties: dict, admin_password: str | None,
-               injected_files: list, requested_networks: Any, request_spec: Any) -> None:
+def reschedule(deps: Dependencies, context: nl_context.RequestContext, instance: objects.Instance,
+               host_list: list[objects.Selection], image: dict[str, Any] | None,
+               filter_properties: dict[str, Any], admin_password: str | None,
+               injected_files: list[Any], requested_networks: RequestedNetworks | None,
+               request_spec: objects.RequestSpec | None) -> None:
     """Build on the next alternate whose allocation can still be claimed; when none is
     left, ERROR with a fault that names each host tried and why it failed.
 
@@ -426,6 +440,8 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
         selection = remaining.pop(0)
         alloc_req = jsonutils.loads(selection.allocation_request) \
             if selection.allocation_request else None
+        assert instance.project_id is not None and instance.user_id is not None, \
+            'an instance has an owner'
         try:
             claimed = scheduled or (alloc_req is not None and transient.call(
                 'Claiming %s on %s' % (instance.uuid, selection.service_host),
@@ -477,19 +493,20 @@ def reschedule(deps: Dependencies, context: Any, instance: Any, host_list: list,
     free_allocations(deps, context, [instance.uuid])
 
 
-def requested_networks_of(request_spec: Any) -> list[dict]:
+def requested_networks_of(request_spec: objects.RequestSpec) -> list[dict]:
     """The create's network requests the spec kept (none in a spec older than 1.2)."""
     if not request_spec.obj_attr_is_set('requested_networks'):
         return []
     return [dict(r) for r in request_spec.requested_networks]
 
 
-def _image_of(request_spec: Any) -> dict | None:
+def _image_of(request_spec: objects.RequestSpec) -> dict | None:
     image = request_spec.image if request_spec.obj_attr_is_set('image') else None
     return image.to_dict() if image is not None else None
 
 
-def _schedule_again(deps: Dependencies, context: Any, instance: Any, request_spec: Any,
+def _schedule_again(deps: Dependencies, context: nl_context.RequestContext,
+                    instance: objects.Instance, request_spec: objects.RequestSpec,
                     failures: list[list[str]]) -> list:
     """New selections for ``instance``, leaving out the hosts its build failed on (not
     the one this re-drive comes from: that host did not fail the build, it lost it); []
@@ -510,14 +527,15 @@ def _schedule_again(deps: Dependencies, context: Any, instance: Any, request_spe
     return []
 
 
-def _select_one(deps: Dependencies, context: Any, request_spec: Any, uuid: str) -> list:
+def _select_one(deps: Dependencies, context: nl_context.RequestContext,
+                request_spec: objects.RequestSpec, uuid: str) -> list:
     deps.reportclient.delete_allocation_for_instance(context, uuid)
     return deps.query_client.select_destinations(context, request_spec, [uuid],
                                                  return_objects=True,
                                                  return_alternates=True)
 
 
-def _failures(retry: dict) -> list[list[str]]:
+def _failures(retry: dict[str, Any]) -> list[list[str]]:
     """The ``[host, reason]`` of every attempt so far, the compute's last one included.
 
     A compute that does not record its failure in ``retry['failures']`` still reports

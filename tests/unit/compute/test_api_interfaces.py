@@ -36,7 +36,7 @@ class ComputeAPIDouble:
         self.compute_rpcapi = RPCRecorder()
 
     @contextlib.contextmanager
-    def _host_context(self, context: Any, instance: Any) -> Iterator[Any]:
+    def host_context(self, context: Any, instance: Any) -> Iterator[Any]:
         yield self.cctxt
 
 

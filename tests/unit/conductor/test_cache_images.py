@@ -9,7 +9,7 @@ import types
 import pytest
 
 from novalite import exception
-from novalite.conductor import api as conductor_api
+from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.conductor.tasks import cache_images
 
 
@@ -67,13 +67,22 @@ class _Images:
         return {'id': image_id}
 
 
-def test_api_checks_every_image_before_casting(monkeypatch):
-    casts = []
-    monkeypatch.setattr(conductor_api.rpcapi.ComputeTaskAPI, 'cache_images',
-                        lambda self, context, aggregate, image_ids: casts.append(image_ids))
-    api = conductor_api.ComputeTaskAPI.__new__(conductor_api.ComputeTaskAPI)
+class _CastClient:
+    def __init__(self):
+        self.casts = []
+
+    def prepare(self, version=None):
+        return self
+
+    def cast(self, context, method, **kwargs):
+        self.casts.append(kwargs['image_ids'])
+
+
+def test_api_checks_every_image_before_casting():
+    api = conductor_rpcapi.ComputeTaskAPI.__new__(conductor_rpcapi.ComputeTaskAPI)
+    api.client = client = _CastClient()
     with pytest.raises(exception.ImageNotFound):
         api.cache_images(None, 'agg', ['i1', 'missing'], image_api=_Images({'i1'}))
-    assert casts == []
+    assert client.casts == []
     api.cache_images(None, 'agg', ['i1'], image_api=_Images({'i1'}))
-    assert casts == [['i1']]
+    assert client.casts == [['i1']]

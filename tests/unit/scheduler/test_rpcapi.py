@@ -8,7 +8,6 @@ import pytest
 
 from novalite import exception, objects, rpc
 from novalite.scheduler import manager, rpcapi
-from novalite.scheduler.client import query
 
 
 @pytest.fixture
@@ -36,7 +35,7 @@ def test_select_destinations_returns_selections_over_rpc(cloud, server):
     node = cloud.add_host('h1')
     cloud.add_host('h2', memory_mb=4096)
 
-    [selections] = query.SchedulerQueryClient().select_destinations(
+    [selections] = rpcapi.SchedulerAPI().select_destinations(
         cloud.context, _spec(512), [str(uuid.uuid4())], return_objects=True,
         return_alternates=True)
 

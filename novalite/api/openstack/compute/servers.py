@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any
 
 import webob.exc
 from oslo_utils import strutils
 
 from novalite import context as nl_context
-from novalite import exception, objects
+from novalite import exception, objects, utils
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
@@ -145,7 +146,8 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
     @validation.schema(schema.create_v274, '2.74', '2.89')
     @validation.schema(schema.create_v290, '2.90', '2.93')
     @validation.schema(schema.create_v294, '2.94')
-    def create(self, req: wsgi.Request, body: dict) -> wsgi.ResponseObject:
+    def create(self, req: wsgi.Request, body: dict[str, Any]) -> wsgi.ResponseObject:
+        received = time.time()
         context = req.context
         context.can(SERVERS % 'create', _own(context))
         server = body['server']
@@ -201,6 +203,10 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
                 exception.SecurityGroupNotFound, exception.FixedIpAlreadyInUse) as exc:
             # Not found in a create's body: the body is wrong (400), as in Nova.
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+        # The boot's timing is taken here and at the RPC dispatcher, not in the flow.
+        uuids = [instance.uuid for instance in instances]
+        utils.hop('api.received', uuids, at=received)
+        utils.hop('api.answered', uuids)
         if strutils.bool_from_string(server.get('return_reservation_id', False), strict=True):
             return wsgi.ResponseObject({'reservation_id': reservation_id})
         view = self._view_builder.create(req, instances[0], admin_password)
@@ -208,7 +214,8 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
             'Location': view['server']['links'][0]['href']})
 
     @staticmethod
-    def _flavor_from_ref(context: Any, flavor_ref: str | int) -> Any:
+    def _flavor_from_ref(context: nl_context.RequestContext,
+                         flavor_ref: str | int) -> objects.Flavor:
         """The flavor a create asks for; an unknown one is a bad request (400), as in Nova.
 
         Disabled flavors and private flavors of other projects count as unknown.
@@ -265,7 +272,8 @@ def _boot_image(image_href: str | None, bdms: list[dict]) -> str | None:
     return image_href
 
 
-def _requested_destination(context: Any, server: dict) -> dict:
+def _requested_destination(context: nl_context.RequestContext,
+                           server: dict[str, Any]) -> dict[str, Any]:
     """The host and node an administrator asked for (2.74); 400 if they do not exist."""
     host, node = server.get('host'), server.get('hypervisor_hostname')
     if not host and not node:
