@@ -6,7 +6,7 @@ import copy
 import datetime
 import threading
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from novalite.db.main.models import Base as CellModel
 
 _VO = TypeVar('_VO', bound=ovo_base.VersionedObject)
+_T = TypeVar('_T')
 
 remotable = ovo_base.remotable
 
@@ -32,6 +33,23 @@ class NovaliteObjectRegistry(ovo_base.VersionedObjectRegistry):
         current = getattr(objects, cls.obj_name(), None)
         if current is None or version >= tuple(int(p) for p in current.VERSION.split('.')):
             setattr(objects, cls.obj_name(), cls)
+
+
+class IndirectionAPI(Protocol):
+    """What remotable methods call instead of running here: the conductor's RPC API
+    (``novalite.conductor.rpcapi.ConductorAPI``)."""
+
+    def object_class_action_versions(self, context: RequestContext, objname: str,
+                                     objmethod: str, object_versions: dict[str, str],
+                                     args: tuple[Any, ...], kwargs: dict[str, Any]
+                                     ) -> Any: ...
+
+    def object_action(self, context: RequestContext, objinst: NovaliteObject,
+                      objmethod: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+                      ) -> Any: ...
+
+    def object_backport_versions(self, context: RequestContext, objinst: NovaliteObject,
+                                 object_versions: dict[str, str]) -> Any: ...
 
 
 class _IndirectionAPI:
@@ -46,15 +64,16 @@ class _IndirectionAPI:
     conductor, scheduler and API threads of the same process use the database.
     """
 
-    process_api: Any = None
+    process_api: IndirectionAPI | None = None
     _local = threading.local()
 
-    def __get__(self, obj: Any, owner: Any) -> Any:
+    # Any: what ConductorAPI's callers get back is theirs to name.
+    def __get__(self, obj: object, owner: type | None) -> Any:
         api = getattr(self._local, 'api', None)
         return api if api is not None else _IndirectionAPI.process_api
 
 
-def set_process_indirection_api(api: Any) -> None:
+def set_process_indirection_api(api: IndirectionAPI | None) -> None:
     _IndirectionAPI.process_api = api
 
 
@@ -69,7 +88,7 @@ def current_indirection_api() -> Any:
 
 
 @contextlib.contextmanager
-def indirection(api: Any) -> Iterator[None]:
+def indirection(api: IndirectionAPI | None) -> Iterator[None]:
     """Send this thread's remotable object calls to ``api`` (the conductor) meanwhile."""
     previous = getattr(_IndirectionAPI._local, 'api', None)
     _IndirectionAPI._local.api = api
@@ -243,24 +262,28 @@ def insert_row(model: type[ApiModel], values: dict[str, Any],
 _IMMUTABLE = (str, int, float, bool, bytes, type(None), datetime.datetime, datetime.date)
 
 
-def fresh_copy(value: Any) -> Any:
+def fresh_copy(value: _T) -> _T:
     """A copy that shares nothing changeable with ``value``: objects, dicts, lists and
     sets are copied all the way down (an object keeps its context as it is).
 
     An object is copied from its ``__dict__``, where oslo.versionedobjects keeps all of
     its state (tests/unit/test_library_pins.py pins that, against ``obj_clone``).
     """
+    return cast(_T, _copied(value))
+
+
+def _copied(value: object) -> object:
     if isinstance(value, _IMMUTABLE):
         return value
     if isinstance(value, ovo_base.VersionedObject):
         new = object.__new__(type(value))
-        new.__dict__.update((key, item if key == '_context' else fresh_copy(item))
+        new.__dict__.update((key, item if key == '_context' else _copied(item))
                             for key, item in value.__dict__.items())
         return new
     if type(value) is dict:
-        return {key: fresh_copy(item) for key, item in value.items()}
+        return {key: _copied(item) for key, item in value.items()}
     if type(value) is list:
-        return [fresh_copy(item) for item in value]
+        return [_copied(item) for item in value]
     if type(value) is set:
         return set(value)
     return copy.copy(value)
@@ -275,7 +298,7 @@ def naive_utc(value: datetime.datetime | None) -> datetime.datetime | None:
     return value
 
 
-def to_json(value: Any) -> str:
+def to_json(value: object) -> str:
     return jsonutils.dumps(value)
 
 
