@@ -7,11 +7,10 @@ agree.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from novalite import context as nl_context
 from novalite import objects
 from novalite.conf import CONF
+from novalite.context import RequestContext
 from novalite.objects.aggregate import AZ_KEY
 
 INTERNAL_ZONE = 'internal'
@@ -20,7 +19,7 @@ COMPUTE_BINARY = 'novalite-compute'
 CELL_TIMEOUT = 60
 
 
-def zones_by_host(context: Any) -> dict[str, str]:
+def zones_by_host(context: RequestContext) -> dict[str, str]:
     """{host: zone} for every host in a zoned aggregate (several zones joined by ',')."""
     zones: dict[str, set[str]] = {}
     for aggregate in objects.AggregateList.get_all(context):
@@ -31,24 +30,26 @@ def zones_by_host(context: Any) -> dict[str, str]:
     return {host: ','.join(sorted(names)) for host, names in zones.items()}
 
 
-def host_zone(context: Any, host: str) -> str:
+def host_zone(context: RequestContext, host: str) -> str:
     zones = sorted({a.availability_zone for a in
-                    objects.AggregateList.get_by_host(context, host, key=AZ_KEY)})
+                    objects.AggregateList.get_by_host(context, host, key=AZ_KEY)
+                    if a.availability_zone is not None})
     return ','.join(zones) or CONF.default_availability_zone
 
 
-def service_zone(service: Any, by_host: dict[str, str]) -> str:
+def service_zone(service: objects.Service, by_host: dict[str, str]) -> str:
     if service.binary != COMPUTE_BINARY:
         return INTERNAL_ZONE
-    return by_host.get(service.host) or CONF.default_availability_zone
+    zone = by_host.get(service.host) if service.host is not None else None
+    return zone or CONF.default_availability_zone
 
 
-def all_services(context: Any) -> list:
+def all_services(context: RequestContext) -> list[objects.Service]:
     """The services of every cell (cell0 has none); cells that fail are left out."""
     cells = [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
     results = nl_context.scatter_gather_cells(context, cells, CELL_TIMEOUT,
                                               objects.ServiceList.get_all)
-    services: list = []
+    services: list[objects.Service] = []
     for result in results.values():
         if result is not nl_context.did_not_respond_sentinel and \
                 not isinstance(result, Exception):
@@ -56,7 +57,8 @@ def all_services(context: Any) -> list:
     return services
 
 
-def get_availability_zones(context: Any, services: list | None = None
+def get_availability_zones(context: RequestContext,
+                           services: list[objects.Service] | None = None
                            ) -> tuple[list[str], list[str]]:
     """(zones with an enabled service, zones whose services are all disabled), sorted.
 

@@ -1,11 +1,14 @@
 """Base class of the service managers (the RPC endpoints of each daemon)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_service import periodic_task
 
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 
 class Manager(periodic_task.PeriodicTasks):
@@ -15,6 +18,9 @@ class Manager(periodic_task.PeriodicTasks):
     starts, ``periodic_tasks`` every ``[DEFAULT] periodic_interval`` seconds at most, and
     ``cleanup_host`` on stop.
     """
+
+    # oslo.service's: seconds between runs, by task name (filled in by its metaclass).
+    _periodic_spacing: dict[str, float]
 
     def __init__(self, host: str | None = None, service_name: str = 'undefined') -> None:
         super().__init__(CONF)
@@ -32,6 +38,6 @@ class Manager(periodic_task.PeriodicTasks):
     def cleanup_host(self) -> None:
         """Work to do when the service stops."""
 
-    def periodic_tasks(self, context: Any, raise_on_error: bool = False) -> float:
+    def periodic_tasks(self, context: RequestContext, raise_on_error: bool = False) -> float:
         """Run the periodic tasks that are due; return seconds until the next is."""
         return self.run_periodic_tasks(context, raise_on_error=raise_on_error)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping, MutableMapping
+from typing import TYPE_CHECKING
 
 import cachetools
 from oslo_config import cfg
@@ -11,6 +12,11 @@ from oslo_policy import policy as oslo_policy
 
 from novalite import exception
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from oslo_policy._checks import BaseCheck
+
+    from novalite.context import RequestContext
 
 _ENFORCER: _Enforcer | None = None
 _LOCK = threading.Lock()
@@ -31,8 +37,9 @@ class _Enforcer(oslo_policy.Enforcer):
 
     _last_look = 0.0
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, conf: cfg.ConfigOpts, policy_file: str | None = None,
+                 use_conf: bool = True) -> None:
+        super().__init__(conf, policy_file=policy_file, use_conf=use_conf)
         # (action, target, credentials) -> allowed; the least recently asked go first.
         self.answers: cachetools.LRUCache[tuple, bool] = cachetools.LRUCache(MAX_ANSWERS)
         self.answers_lock = threading.Lock()
@@ -51,8 +58,9 @@ class _Enforcer(oslo_policy.Enforcer):
         if self.rules is not before:
             self.forget_answers()
 
-    def set_rules(self, *args: Any, **kwargs: Any) -> None:
-        super().set_rules(*args, **kwargs)
+    def set_rules(self, rules: MutableMapping[str, BaseCheck], overwrite: bool = True,
+                  use_conf: bool = False) -> None:
+        super().set_rules(rules, overwrite=overwrite, use_conf=use_conf)
         self.forget_answers()
 
     def clear(self) -> None:
@@ -60,7 +68,7 @@ class _Enforcer(oslo_policy.Enforcer):
         self.forget_answers()
 
 
-def _frozen(values: Any) -> tuple | None:
+def _frozen(values: Mapping[str, object]) -> tuple | None:
     """A hashable copy of a flat dict (lists become tuples), None if it has more."""
     items = []
     for key, value in values.items():
@@ -123,7 +131,8 @@ def get_enforcer() -> oslo_policy.Enforcer:
     return init()
 
 
-def authorize(context: Any, action: str, target: dict | None, fatal: bool = True) -> bool:
+def authorize(context: RequestContext, action: str, target: dict | None,
+              fatal: bool = True) -> bool:
     """Whether ``context`` may do ``action`` on ``target``.
 
     :raises PolicyNotAuthorized: when not allowed and ``fatal`` (HTTP 403)
@@ -155,7 +164,7 @@ def authorize(context: Any, action: str, target: dict | None, fatal: bool = True
     return allowed
 
 
-def check_is_admin(context: Any) -> bool:
+def check_is_admin(context: RequestContext) -> bool:
     """Whether the ``context_is_admin`` rule holds for ``context``."""
     enforcer = init()
     credentials = context.to_policy_values()

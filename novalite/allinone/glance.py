@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -95,7 +96,7 @@ def default_venv() -> str:
 
 try:
     # Resolved here, in the parent: the child between fork and exec must not import.
-    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+    _PRCTL: Callable[..., int] | None = ctypes.CDLL(None, use_errno=True).prctl
 except (OSError, AttributeError):
     _PRCTL = None
 _PR_SET_PDEATHSIG = 1

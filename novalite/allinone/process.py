@@ -88,7 +88,7 @@ class Process:
                                           start_new_session=True)
 
     def signal(self, sig: int) -> None:
-        if self.running():
+        if self.popen is not None and self.running():
             os.killpg(self.popen.pid, sig)
             # A second SIGTERM would cut a graceful stop short.
             self._terminating |= sig == signal.SIGTERM

@@ -273,18 +273,20 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
     glance_start.start()
     stack = None
     try:
-        from novalite.allinone.stack import Stack  # about a second of imports
-        overrides = {('neutron', 'endpoint_override'): neutron.url} if neutron else {}
+        from novalite.allinone.stack import Settings, Stack  # about a second of imports
+        overrides: Settings = {('neutron', 'endpoint_override'): neutron.url} if neutron else {}
         stack = Stack(state_dir, glance.url, api_port=args.port, compute_hosts=hosts,
                       overrides=overrides, config_files=tuple(args.config_files))
         stack.configure()
         log_file = _setup_logging(state_dir)
         signals.check()
         stack.start()
+        api_server, placement_url = stack.api_server, stack.placement.url
+        assert api_server is not None and placement_url is not None  # start() set both
         LOG.info('Services up after %.2f s', time.monotonic() - started)
         signals.check()
         cloud.ensure_flavors()
-        _wait_until_answers(stack.api_server.url + '/')
+        _wait_until_answers(api_server.url + '/')
         glance_start.result()
         signals.check()
         if neutron is not None:
@@ -292,7 +294,7 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
             signals.check()
         clouds_yaml = os.path.join(state_dir, 'clouds.yaml')
         cloud.write_clouds_yaml(clouds_yaml, cloud.clouds_config(
-            stack.api, glance.url, stack.placement.url,
+            stack.api, glance.url, placement_url,
             neutron.url if neutron is not None else None))
         print(_usage(stack, glance, neutron, clouds_yaml, log_file,
                      time.monotonic() - started))
@@ -303,13 +305,18 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         _say('novalite-all: %s received, stopping' % stop)
     except Exception as exc:
         LOG.exception('novalite-all failed')
+        reason: object = exc
         if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
-            exc = 'port %d is in use: choose another with --port' % args.port
-        _say('novalite-all: %s' % exc, sys.stderr)
+            reason = 'port %d is in use: choose another with --port' % args.port
+        _say('novalite-all: %s' % reason, sys.stderr)
         return 1
     finally:
         # Glance and Neutron stop while our services do (each takes about a second).
-        glance_stop = _Background(lambda: (glance_start.join(), glance.stop()))
+        def stop_glance() -> None:
+            glance_start.join()
+            glance.stop()
+
+        glance_stop = _Background(stop_glance)
         glance_stop.start()
         neutron_stop = _Background(neutron.stop if neutron is not None else list)
         neutron_stop.start()

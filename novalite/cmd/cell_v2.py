@@ -152,7 +152,7 @@ def list_cells(verbose: bool = False) -> int:
     table = prettytable.PrettyTable(['Name', 'UUID', 'Transport URL', 'Database Connection',
                                      'Disabled'])
     for cell in sorted(cells, key=lambda c: c.name or ''):
-        urls = (cell.transport_url, cell.database_connection)
+        urls: tuple[str, ...] = (cell.transport_url, cell.database_connection)
         if not verbose:
             urls = tuple(mask_password(u) for u in urls)
         table.add_row([cell.name, cell.uuid, *urls, cell.disabled])
@@ -166,6 +166,8 @@ def _map_nodes(ctxt, cell, status: Callable[[str], None]) -> list:
     with nl_context.target_cell(ctxt, cell) as cctxt:
         for node in objects.ComputeNodeList.get_all_by_not_mapped(cctxt, 1):
             status("Checking host mapping for compute host '%s': %s" % (node.host, node.uuid))
+            if node.host is None:
+                continue  # no host to map it by
             try:
                 mapping = objects.HostMapping.get_by_host(ctxt, node.host)
             except exception.HostMappingNotFound:
@@ -258,7 +260,7 @@ def list_hosts(cell_uuid: str | None = None) -> int:
 def _instance_mapping_count(cell_id: int) -> int:
     with engine.api_reader() as session:
         return session.scalar(select(func.count()).select_from(api_models.InstanceMapping)
-                              .filter_by(cell_id=cell_id))
+                              .filter_by(cell_id=cell_id)) or 0
 
 
 def delete_cell(cell_uuid: str, force: bool = False) -> int:

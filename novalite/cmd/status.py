@@ -91,9 +91,9 @@ class UpgradeCommands(upgradecheck.UpgradeCommands):
                 urls[cell.database_connection] = 'The database of cell %s' % cell.identity
         for url, name in urls.items():
             problems.append(_database_state(name, 'main', url, 'db sync'))
-        problems = [p for p in problems if p]
-        if problems:
-            return Result(Code.FAILURE, ' '.join(problems))
+        found = [p for p in problems if p]
+        if found:
+            return Result(Code.FAILURE, ' '.join(found))
         return Result(Code.SUCCESS)
 
     _upgrade_checks = (

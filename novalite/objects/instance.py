@@ -221,6 +221,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import CursorResult
 
     from novalite import objects
+    from novalite.db.main.api import Marker
 
 
 @base.NovaliteObjectRegistry.register
@@ -694,7 +695,7 @@ class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
     def get_by_filters(cls, context: RequestContext, filters: dict,
                        sort_keys: list[str] | None = None,
                        sort_dirs: list[str] | None = None, limit: int | None = None,
-                       marker: str | None = None,
+                       marker: Marker | None = None,
                        expected_attrs: list | None = None) -> InstanceList:
         """Instances of this cell matching ``filters``; see ``db.main.api.instance_query``."""
         from novalite.db.main import api as db_api

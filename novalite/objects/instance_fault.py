@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_versionedobjects import fields
 
@@ -12,6 +12,9 @@ from novalite.db import engine
 from novalite.db.lazy import main_models as models
 from novalite.db.lazy import select
 from novalite.objects import base
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 
 @base.NovaliteObjectRegistry.register
@@ -94,7 +97,8 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
                    details=details, host=host)
 
 
-def add_instance_fault_from_exc(context: RequestContext, instance: Any, error: BaseException,
+def add_instance_fault_from_exc(context: RequestContext, instance: objects.Instance,
+                                error: BaseException,
                                 host: str | None = None) -> None:
     """Record ``error`` as the latest fault of ``instance``."""
     InstanceFault.from_exception(context, instance.uuid, error, host=host).create()

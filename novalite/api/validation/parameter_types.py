@@ -10,7 +10,7 @@ MAX_INT = 2147483647
 _TRUE = [True, 'True', 'TRUE', 'true', '1', 'ON', 'On', 'on', 'YES', 'Yes', 'yes']
 _FALSE = [False, 'False', 'FALSE', 'false', '0', 'OFF', 'Off', 'off', 'NO', 'No', 'no']
 
-boolean = {'type': ['boolean', 'string'], 'enum': _TRUE + _FALSE}
+boolean: dict[str, Any] = {'type': ['boolean', 'string'], 'enum': _TRUE + _FALSE}
 
 positive_integer = {'type': ['integer', 'string'], 'pattern': '^[0-9]*$', 'minimum': 1,
                     'minLength': 1}

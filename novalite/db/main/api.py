@@ -2,14 +2,22 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+import types
+from typing import TYPE_CHECKING
 
 from oslo_db.sqlalchemy import utils as sqlalchemyutils
 from sqlalchemy import func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Query, Session
 
 from novalite import exception
 from novalite.db.main import models
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
+
+# Where a page starts: an instance uuid of this cell, or (for a marker that lives in
+# another cell) an object carrying the sort keys' values.
+Marker = str | types.SimpleNamespace | models.Instance
 
 # Filters whose value is matched as a regular expression, as in Nova.
 _REGEX_FILTERS = {'name': 'display_name', 'display_name': 'display_name',
@@ -24,21 +32,23 @@ _EXACT_FILTERS = ('project_id', 'user_id', 'host', 'vm_state', 'task_state',
                   'launch_index', 'progress')
 
 
-def _aware(value: Any) -> Any:
+def _aware(value: object) -> object:
     if isinstance(value, datetime.datetime) and value.tzinfo is not None:
         return value.astimezone(datetime.UTC).replace(tzinfo=None)
     return value
 
 
-def instance_get_all(session: Session, context: Any, filters: dict, sort_keys: list[str],
-                     sort_dirs: list[str], limit: int | None, marker: Any) -> list:
+def instance_get_all(session: Session, context: RequestContext, filters: dict, sort_keys: list[str],
+                     sort_dirs: list[str], limit: int | None,
+                     marker: Marker | None) -> list[models.Instance]:
     """Instance rows (ORM objects) matching ``filters``; see ``instance_query``."""
     return instance_query(session, context, filters, sort_keys, sort_dirs, limit,
                           marker).all()
 
 
-def instance_query(session: Session, context: Any, filters: dict, sort_keys: list[str],
-                   sort_dirs: list[str], limit: int | None, marker: Any) -> Any:
+def instance_query(session: Session, context: RequestContext, filters: dict, sort_keys: list[str],
+                   sort_dirs: list[str], limit: int | None,
+                   marker: Marker | None) -> Query[models.Instance]:
     """The query of the instances matching ``filters``, sorted and paginated.
 
     ``filters`` keys: those of ``_EXACT_FILTERS`` (a list means any of), the regex

@@ -57,7 +57,7 @@ class AvailabilityZoneController(wsgi.Controller):
         services = azs.all_services(admin)
         available, unavailable = azs.get_availability_zones(admin, services)
         by_host = azs.zones_by_host(admin)
-        hosts: dict[str, dict[str, dict]] = {}
+        hosts: dict[str, dict[str | None, dict]] = {}
         for service in services:
             if service.disabled:
                 continue

@@ -1,6 +1,8 @@
 """Schemas of the os-aggregates API: create, update and the three actions."""
 from __future__ import annotations
 
+from typing import Any
+
 from novalite.api.validation import parameter_types as pt
 
 # Zone names may not hold ':' (``zone:host:node`` is how admins pick a host).
@@ -42,7 +44,7 @@ update = {
 
 _host = pt.hostname
 
-add_host = {
+add_host: dict[str, Any] = {
     'type': 'object',
     'properties': {
         'add_host': {
@@ -56,7 +58,7 @@ add_host = {
     'additionalProperties': False,
 }
 
-remove_host = {
+remove_host: dict[str, Any] = {
     'type': 'object',
     'properties': {
         'remove_host': {
@@ -72,7 +74,7 @@ remove_host = {
 
 _metadata_value = {'type': ['string', 'null'], 'maxLength': 255}
 
-set_metadata = {
+set_metadata: dict[str, Any] = {
     'type': 'object',
     'properties': {
         'set_metadata': {

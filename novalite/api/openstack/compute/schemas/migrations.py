@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from novalite.api.validation import parameter_types as pt
 
@@ -13,7 +14,7 @@ def _single(schema: dict) -> dict:
 
 _ANY = pt.multi_params({'type': 'string'})
 
-list_query_v20 = {
+list_query_v20: dict[str, Any] = {
     'type': 'object',
     'properties': {
         'hidden': _ANY,

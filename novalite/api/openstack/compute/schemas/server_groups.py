@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from novalite.api.validation import parameter_types as pt
 
 _POLICIES = ['anti-affinity', 'affinity']
 _SOFT_POLICIES = ['soft-anti-affinity', 'soft-affinity']
 
-create = {
+create: dict[str, Any] = {
     'type': 'object',
     'properties': {
         'server_group': {

@@ -1,9 +1,11 @@
 """Schemas of the servers API: create per microversion and the list query string."""
 from __future__ import annotations
 
+from typing import Any
+
 from novalite.api.validation import parameter_types as pt
 
-_network = {
+_network: dict[str, Any] = {
     'type': 'object',
     'properties': {
         'fixed_ip': pt.ip_address,
@@ -13,7 +15,8 @@ _network = {
     'additionalProperties': False,
 }
 # Device tags on networks: 2.32, then lost in 2.33-2.41 and back from 2.42 (as Nova).
-_tagged_network = {**_network, 'properties': {**_network['properties'], 'tag': pt.tag}}
+_tagged_network: dict[str, Any] = {**_network,
+                                   'properties': {**_network['properties'], 'tag': pt.tag}}
 
 _personality = {
     'type': 'array',

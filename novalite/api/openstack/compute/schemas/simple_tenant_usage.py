@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from novalite.api.validation import parameter_types as pt
 
 _STRING = pt.multi_params({'type': 'string'})
 
-index_query = {
+index_query: dict[str, Any] = {
     'type': 'object',
     'properties': {'start': _STRING, 'end': _STRING, 'detailed': _STRING},
     'additionalProperties': True,
 }
-show_query = {
+show_query: dict[str, Any] = {
     'type': 'object',
     'properties': {'start': _STRING, 'end': _STRING},
     'additionalProperties': True,
