@@ -354,7 +354,7 @@ def _not_handed(context: nl_context.RequestContext, instance: objects.Instance,
 
 
 def _bury_or_log(deps: Dependencies, context: nl_context.RequestContext,
-                 build_request: objects.BuildRequest, spec: objects.RequestSpec,
+                 build_request: objects.BuildRequest, spec: objects.RequestSpec | None,
                  error: BaseException, until: float) -> None:
     try:
         state = transient.call('Taking build request %s' % build_request.instance_uuid,
@@ -371,7 +371,7 @@ def _bury_or_log(deps: Dependencies, context: nl_context.RequestContext,
 
 
 def bury_in_cell0(context: nl_context.RequestContext, build_request: objects.BuildRequest,
-                  spec: objects.RequestSpec, error: BaseException) -> None:
+                  spec: objects.RequestSpec | None, error: BaseException) -> None:
     """Put a server that could not be scheduled in cell0, in ERROR with its fault, so
     that it still lists and shows why."""
     cell0 = objects.CellMapping.get_by_uuid(context, objects.CellMapping.CELL0_UUID)
