@@ -17,9 +17,9 @@ stack was stopped::
 
 ``cpu_ms`` is the median of five rounds' means, ``cpu_ms_min`` the least (the machine is
 shared: the least is the round other processes disturbed least). With ``--http`` the
-same app is served by novalite-api's threaded HTTP server in this process and a client
+same app is served by novalite-api's HTTP server (waitress) in this process and a client
 process sends the GETs: ``http.get_active.cpu_ms`` is then what the daemon spends per
-status poll, parsing the request and a thread per connection included.
+status poll, parsing the request and handing it to a thread included.
 
 Against a running API (``--url``): CPU is the process tree of ``--pid`` (the API's
 master; its workers are children) read from /proc around the requests, so other load on
@@ -241,11 +241,11 @@ def http_cpu_per_call(base_url: str, path: str, args: argparse.Namespace,
 
 def measure_http(app: Any, args: argparse.Namespace, active_id: str,
                  build_id: str | None) -> dict:
-    """The figures of the status poll served by novalite-api's threaded HTTP server
-    (novalite.api.server: HTTP/1.1, a thread per kept connection), as the boot storm's
+    """The figures of the status poll served by novalite-api's HTTP server
+    (novalite.api.server: waitress, HTTP/1.1 kept connections), as the boot storm's
     clients meet it."""
     from novalite.api import server as http_server
-    server = http_server.ThreadedServer(app, '127.0.0.1', 0)
+    server = http_server.Server(app, '127.0.0.1', 0)
     server.start()
     try:
         base_url = 'http://%s:%s/v2.1' % server.address

@@ -1,6 +1,6 @@
-"""The HTTP server's own CPU per request: novalite-api's threading server against
-wsgiref's HTTP/1.0 one (what novalite-api used before), both serving a WSGI app that
-answers at once, so nothing but the server is measured.
+"""The HTTP server's own CPU per request: novalite-api's server (waitress, HTTP/1.1 kept
+connections) against wsgiref's HTTP/1.0 one (what novalite-api used before session 4),
+both serving a WSGI app that answers at once, so nothing but the server is measured.
 
 A client in a process of its own (requests.Session, as the boot storm's pollers) sends
 ``--requests`` GETs per round; this process's CPU (user + system: the kernel's TCP work
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     old = simple_server.make_server('127.0.0.1', 0, app, server_class=_WsgirefServer,
                                     handler_class=_QuietHandler)
     threading.Thread(target=old.serve_forever, daemon=True).start()
-    new = novalite_server.ThreadedServer(app, '127.0.0.1', 0)
+    new = novalite_server.Server(app, '127.0.0.1', 0)
     new.start()
     try:
         figures['wsgiref_http10'] = _in_us(cpu_per_request(

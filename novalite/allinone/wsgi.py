@@ -1,46 +1,19 @@
 """The all-in-one's HTTP servers (its API and Placement) on a loopback or chosen port.
 
-They are the standalone API's threaded HTTP/1.1 server (``novalite.api.server``), so the
-``[wsgi]`` timeouts bound their clients too: a client that stalls holds its own
-connection's thread, never the server.
+They are the standalone API's server (``novalite.api.server``: waitress), so the
+``[wsgi]`` options bound their clients too: a client that stalls holds its own
+connection, never a thread that runs requests.
 """
 from __future__ import annotations
 
-import io
-import threading
-from collections.abc import Callable, Iterable
-from typing import Any
+import dataclasses
+from typing import TYPE_CHECKING
 
 from novalite.api import server as http_server
+from novalite.conf import CONF
 
-WSGIApp = Callable[[dict, Callable[..., Any]], Iterable[bytes]]
-
-
-def _one_at_a_time(app: WSGIApp) -> WSGIApp:
-    """``app`` run for one request at a time.
-
-    The request body is read before the turn is taken, so that a client stalling in its
-    body waits alone instead of holding every other request for its read timeout.
-    """
-    lock = threading.Lock()
-
-    def serialized(environ: dict, start_response: Callable[..., Any]) -> list[bytes]:
-        try:
-            length = max(int(environ.get('CONTENT_LENGTH') or 0), 0)
-        except ValueError:
-            length = 0
-        environ['wsgi.input'] = io.BytesIO(environ['wsgi.input'].read(length)
-                                           if length else b'')
-        with lock:
-            result = app(environ, start_response)
-            try:
-                return list(result)
-            finally:
-                close = getattr(result, 'close', None)
-                if close is not None:
-                    close()
-
-    return serialized
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIApplication
 
 
 class WSGIServer:
@@ -48,14 +21,20 @@ class WSGIServer:
 
     The socket is bound at construction, so ``url`` is known before ``start()``.
 
-    :param threaded: requests run in parallel; False runs ``app`` for one request at a
-        time (connections are still served, and timed out, each in its thread).
+    :param threaded: requests run in parallel (``[wsgi] threads`` of them); False runs
+        ``app`` for one request at a time (connections are still read, and timed out,
+        by the server's loop meanwhile).
     """
 
-    def __init__(self, app: WSGIApp, host: str = '127.0.0.1', port: int = 0,
+    def __init__(self, app: WSGIApplication, host: str = '127.0.0.1', port: int = 0,
                  threaded: bool = True) -> None:
-        self._server = http_server.ThreadedServer(app if threaded else _one_at_a_time(app),
-                                                  host, port, drain=False)
+        # No body limit in the server: it also serves the Glance doubles' image uploads;
+        # the API's pipeline still refuses a body over its limit (sizelimit).
+        settings = dataclasses.replace(http_server.Settings.from_conf(CONF),
+                                       max_body=http_server.NO_BODY_LIMIT)
+        if not threaded:
+            settings = dataclasses.replace(settings, threads=1)
+        self._server = http_server.Server(app, host, port, settings=settings, drain=False)
         self.port: int = self._server.address[1]
         self.url = 'http://%s:%d' % (host, self.port)
         self._server.name = 'wsgi-%d' % self.port

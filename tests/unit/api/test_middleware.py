@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import logging
 
-import pytest
 import webob
 import webob.dec
 import webob.exc
@@ -131,9 +130,10 @@ def test_size_limit_stops_a_body_without_length_when_it_grows_too_long():
     limiter = sizelimit.RequestBodySizeLimiter(reader)
     req = webob.Request.blank('/x', method='POST')
     req.environ['wsgi.input'] = io.BytesIO(b'x' * (limiter.limit + 10))
+    req.environ['wsgi.input_terminated'] = True  # as servers mark a chunked body
     req.environ.pop('CONTENT_LENGTH', None)
-    with pytest.raises(webob.exc.HTTPRequestEntityTooLarge):
-        req.get_response(limiter)
+    resp = req.get_response(limiter)
+    assert resp.status_int == 413 and resp.json['overLimit']['code'] == 413
     small = webob.Request.blank('/x', method='POST')
     small.environ['wsgi.input'] = io.BytesIO(b'x' * 10)
     small.environ.pop('CONTENT_LENGTH', None)
