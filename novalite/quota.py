@@ -123,7 +123,8 @@ def _limits_query(with_user: bool) -> Any:
     return union_all(*parts)
 
 
-def get_limits(context: Any, project_id: str | None, user_id: str | None = None) -> dict[str, int]:
+def get_limits(context: RequestContext, project_id: str | None,
+               user_id: str | None = None) -> dict[str, int]:
     """The limits a request of ``user_id`` is checked against: the project's, capped by
     the user's own where one is set (usage is counted per project)."""
     with engine.api_connection() as connection:
@@ -240,7 +241,7 @@ def _cell_usage(context: RequestContext, query: Any) -> tuple[int, int, int]:
     return int(count), int(cores), int(ram)
 
 
-def count_usage(context: Any, project_id: str | None) -> dict[str, int]:
+def count_usage(context: RequestContext, project_id: str | None) -> dict[str, int]:
     """instances, cores and ram the project uses in all cells and in build requests."""
     return _count_instances(context, project_id, None)
 
@@ -259,7 +260,8 @@ def count_key_pairs(user_id: str) -> int:
                               .filter_by(user_id=user_id)) or 0
 
 
-def in_use(context: Any, project_id: str | None, user_id: str | None = None) -> dict[str, int]:
+def in_use(context: RequestContext, project_id: str | None,
+           user_id: str | None = None) -> dict[str, int]:
     """Usage of every resource, of the project or of one of its users.
 
     Key pairs belong to users, so a project's count is 0; resources counted per server
@@ -273,14 +275,14 @@ def in_use(context: Any, project_id: str | None, user_id: str | None = None) -> 
     return usage
 
 
-def check_deltas(context: Any, deltas: dict[str, int], project_id: str | None,
+def check_deltas(context: RequestContext, deltas: dict[str, int], project_id: str | None,
                  user_id: str | None = None) -> None:
     """Raise ``TooManyInstances`` (instances, cores, ram) or ``OverQuota`` (others) if
     adding ``deltas`` passes a limit."""
     headroom(context, deltas, project_id, user_id, raise_over=True)
 
 
-def headroom(context: Any, deltas: dict[str, int], project_id: str | None,
+def headroom(context: RequestContext, deltas: dict[str, int], project_id: str | None,
              user_id: str | None = None, raise_over: bool = False) -> dict[str, int]:
     """How much of each counted resource in ``deltas`` (always instances, cores, ram) is
     left (-1: unlimited); raise when ``deltas`` does not fit and ``raise_over``."""

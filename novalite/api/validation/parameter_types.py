@@ -76,7 +76,7 @@ def extended(schema: dict, *path: str, add: dict | None = None,
     schema of one microversion is derived from the one before.
     """
     new = copy.deepcopy(schema)
-    node: Any = new
+    node: dict[str, Any] = new
     for key in path:
         node = node['properties'][key]
     node['properties'].update(copy.deepcopy(add or {}))

@@ -1,7 +1,7 @@
 """os-resetState: an admin puts a server back in ACTIVE or ERROR with no task."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from novalite.api.openstack import wsgi
 from novalite.api.openstack.compute.schemas import reset_server_state as schema
@@ -10,11 +10,12 @@ from novalite.policies import admin_actions as policies
 
 if TYPE_CHECKING:
     from novalite import objects
+    from novalite.api.openstack import common
 
 _STATES = {'active': vm_states.ACTIVE, 'error': vm_states.ERROR}
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
     def reset_state(req: wsgi.Request, instance: objects.Instance,

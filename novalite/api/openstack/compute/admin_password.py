@@ -1,7 +1,7 @@
 """changePassword: set the administrator password inside the guest."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from novalite import objects
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
     def change_password(req: wsgi.Request, instance: objects.Instance,

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 
-def _schedulers_forget(context: RequestContext, aggregate: Any, deleted: bool = False) -> None:
+def _schedulers_forget(context: RequestContext, aggregate: objects.Aggregate,
+                       deleted: bool = False) -> None:
     """Tell the schedulers their copy of the aggregates is out of date (fanout casts,
     as Nova's aggregate API does); a failure to tell them is logged, not the user's:
     they read the aggregates again within a minute anyway."""
@@ -57,8 +58,8 @@ def _int_id(aggregate_id: str) -> int:
             explanation='Invalid input received: id must be an integer') from exc
 
 
-def _view(req: wsgi.Request, aggregate: Any, full: bool = True) -> dict:
-    body = {
+def _view(req: wsgi.Request, aggregate: objects.Aggregate, full: bool = True) -> dict:
+    body: dict[str, object] = {
         'availability_zone': aggregate.availability_zone,
         'created_at': _time(aggregate.created_at),
         'deleted': False,
@@ -102,7 +103,8 @@ def _hosts_have_instances(context: RequestContext, hosts: list[str]) -> bool:
     return any(r for r in results.values() if isinstance(r, int))
 
 
-def _zone_problem(context: RequestContext, aggregate: Any, zone: str | None, hosts: list[str],
+def _zone_problem(context: RequestContext, aggregate: objects.Aggregate, zone: str | None,
+                  hosts: list[str],
                   check_instances: bool) -> str | None:
     """Why giving ``hosts`` of ``aggregate`` the zone ``zone`` is refused, or None."""
     if zone:
@@ -222,7 +224,7 @@ class AggregateController(wsgi.Controller):
         return getattr(self, '_' + name)(req, aggregate, values)
 
     @staticmethod
-    def _add_host(req: wsgi.Request, aggregate: Any, values: dict) -> dict:
+    def _add_host(req: wsgi.Request, aggregate: objects.Aggregate, values: dict) -> dict:
         context = req.context
         host = values['host']
         _check_host(context, host)
@@ -237,7 +239,7 @@ class AggregateController(wsgi.Controller):
         return _view(req, aggregate)
 
     @staticmethod
-    def _remove_host(req: wsgi.Request, aggregate: Any, values: dict) -> dict:
+    def _remove_host(req: wsgi.Request, aggregate: objects.Aggregate, values: dict) -> dict:
         host = values['host']
         _check_host(req.context, host)
         aggregate.delete_host(host)
@@ -245,7 +247,7 @@ class AggregateController(wsgi.Controller):
         return _view(req, aggregate)
 
     @staticmethod
-    def _set_metadata(req: wsgi.Request, aggregate: Any, values: dict) -> dict:
+    def _set_metadata(req: wsgi.Request, aggregate: objects.Aggregate, values: dict) -> dict:
         metadata = values['metadata']
         if agg_obj.AZ_KEY in metadata:
             problem = _zone_problem(req.context, aggregate, metadata[agg_obj.AZ_KEY],

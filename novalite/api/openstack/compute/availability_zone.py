@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite import availability_zones as azs
 from novalite.api import validation
@@ -11,6 +11,9 @@ from novalite.api.openstack.compute import binaries
 from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
 from novalite.policies import availability_zone as az_policies
 from novalite.servicegroup import api as servicegroup
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 
 def _time(value: datetime.datetime | None) -> str | None:
@@ -21,7 +24,7 @@ def _time(value: datetime.datetime | None) -> str | None:
     return value.isoformat(timespec='microseconds')
 
 
-def _updated(service: Any) -> Any:
+def _updated(service: objects.Service) -> Any:
     for name in ('last_seen_up', 'updated_at'):
         if service.obj_attr_is_set(name) and getattr(service, name) is not None:
             return getattr(service, name)

@@ -17,6 +17,8 @@ from novalite.policies import migrate_server as policies
 
 if TYPE_CHECKING:
     from novalite import objects
+    from novalite.api.openstack import common
+    from novalite.compute.api import API as ComputeAPI
 
 # Unambiguous characters only, as the password of a new server.
 _PASSWORD_SYMBOLS = '23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
@@ -26,13 +28,14 @@ def _generate_password(length: int = 12) -> str:
     return ''.join(secrets.choice(_PASSWORD_SYMBOLS) for _ in range(length))
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     def handler(req: wsgi.Request, instance: objects.Instance, args: dict) -> Any:
         return evacuate(controller.compute_api, req, instance, args)
     return {'evacuate': ('evacuate', schema.evacuate_any, handler)}
 
 
-def evacuate(compute_api: Any, req: wsgi.Request, instance: objects.Instance, args: dict) -> Any:
+def evacuate(compute_api: ComputeAPI, req: wsgi.Request, instance: objects.Instance,
+             args: dict) -> Any:
     context = req.context
     migrate_server.validate_for_version(req, {'evacuate': args}, [
         ('2.1', schema.evacuate), ('2.14', schema.evacuate_v214),

@@ -1,7 +1,7 @@
 """The os-flavor-access API: which projects may use a private flavor."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 
@@ -12,8 +12,11 @@ from novalite.api.openstack.compute.schemas import empty_query, empty_query_v210
 from novalite.api.openstack.compute.schemas import flavor_access as schema
 from novalite.policies import flavor_access as fa_policies
 
+if TYPE_CHECKING:
+    from novalite import objects
 
-def _access_list(flavor: Any) -> dict:
+
+def _access_list(flavor: objects.Flavor) -> dict:
     return {'flavor_access': [{'flavor_id': flavor.flavorid, 'tenant_id': project}
                               for project in sorted(flavor.projects)]}
 

@@ -37,8 +37,8 @@ CELL_TIMEOUT = 60
 
 class Node(NamedTuple):
     """A compute node with its compute service and the cell both live in."""
-    node: Any
-    service: Any
+    node: objects.ComputeNode
+    service: objects.Service
     cell: Any
 
 

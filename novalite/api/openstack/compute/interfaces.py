@@ -23,6 +23,7 @@ from novalite.policies import attach_interfaces as policies
 
 if TYPE_CHECKING:
     from novalite import objects
+    from novalite.compute.api import API as ComputeAPI
 
 
 def _view(port: dict[str, Any], tags: dict[str, str | None] | None) -> dict[str, Any]:
@@ -40,7 +41,7 @@ def _view(port: dict[str, Any], tags: dict[str, str | None] | None) -> dict[str,
 class InterfaceAttachmentController(common.ComputeAPIUser, wsgi.Controller):
     """:param interfaces_api: the os-interface compute API (tests pass a double)."""
 
-    def __init__(self, compute_api: Any = None,
+    def __init__(self, compute_api: ComputeAPI | None = None,
                  interfaces_api: api_interfaces.InterfacesAPI | None = None) -> None:
         super().__init__(compute_api)
         self._interfaces_api = interfaces_api

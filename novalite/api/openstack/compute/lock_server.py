@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 _LOCK_V2_73 = validators.SchemaValidator(schema.lock_v2_73)
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
     def lock(req: wsgi.Request, instance: objects.Instance, args: Any) -> wsgi.ResponseObject:

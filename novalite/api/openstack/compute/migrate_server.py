@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from novalite import objects
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     handlers = _Handlers(controller)
     return {
         'resize': ('resize', schema.resize, handlers.resize),
@@ -42,7 +42,7 @@ def validate_for_version(req: wsgi.Request, body: dict, versions: list[tuple[str
 
 
 class _Handlers:
-    def __init__(self, controller: Any) -> None:
+    def __init__(self, controller: common.ComputeAPIUser) -> None:
         self.controller = controller
 
     @property

@@ -6,7 +6,7 @@ newest first, paged by a migration uuid, filterable by ``changes-since`` (and
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_utils import strutils, timeutils
@@ -18,6 +18,9 @@ from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import migrations as schema
 from novalite.api.openstack.compute.views import migrations as view
 from novalite.policies import migrations as mig_policies
+
+if TYPE_CHECKING:
+    from novalite.compute.api import API as ComputeAPI
 
 _PLAIN_FILTERS = ('host', 'status', 'instance_uuid', 'source_compute', 'migration_type')
 
@@ -47,7 +50,7 @@ def _filters(req: wsgi.Request) -> dict:
 
 class MigrationsController(common.ComputeAPIUser, wsgi.Controller[view.ViewBuilder]):
 
-    def __init__(self, compute_api: Any = None) -> None:
+    def __init__(self, compute_api: ComputeAPI | None = None) -> None:
         super().__init__(compute_api)
         self._view_builder = view.ViewBuilder()
 

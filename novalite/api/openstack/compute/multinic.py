@@ -2,7 +2,7 @@
 Nova): another address for the server on a network, or one address less."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 
@@ -23,7 +23,7 @@ def _until_2_43(req: wsgi.Request) -> None:
             % req.api_version_request.get_string())
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
     def add_fixed_ip(req: wsgi.Request, instance: objects.Instance,

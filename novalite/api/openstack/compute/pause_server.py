@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from novalite import objects
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
     def pause(req: wsgi.Request, instance: objects.Instance, args: Any) -> wsgi.ResponseObject:

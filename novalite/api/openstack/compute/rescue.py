@@ -33,7 +33,7 @@ def _rescue_image(image_ref: str | None) -> str | None:
     return image_uuid or None
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
     def rescue(req: wsgi.Request, instance: objects.Instance, args: dict | None) -> dict:

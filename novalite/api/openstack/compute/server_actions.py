@@ -35,6 +35,7 @@ from novalite.policies import servers as srv_policies
 
 if TYPE_CHECKING:
     from novalite import objects
+    from novalite.compute.api import API as ComputeAPI
 
 SERVERS = srv_policies.SERVERS
 
@@ -65,7 +66,7 @@ def _conflict(exc: exception.InstanceInvalidState, action: str,
 class ServerActionsController(common.ComputeAPIUser, wsgi.Controller):
     """One handler per action name, each with a schema of its own."""
 
-    def __init__(self, compute_api: Any = None) -> None:
+    def __init__(self, compute_api: ComputeAPI | None = None) -> None:
         super().__init__(compute_api)
         # body key → (name in 409 messages, schema, handler)
         self._actions: dict[str, tuple[str, validators.SchemaValidator, Callable]] = {

@@ -32,7 +32,7 @@ _REBUILD_FIELDS = {'name': 'name', 'metadata': 'metadata', 'accessIPv4': 'access
                    'description': 'description'}
 
 
-def actions(controller: Any) -> dict[str, tuple[str, dict, Any]]:
+def actions(controller: common.ComputeAPIUser) -> dict[str, tuple[str, dict, Any]]:
     return {
         'rebuild': ('rebuild', schema.any_rebuild,
                     lambda req, instance, args: _rebuild(controller, req, instance, args)),
@@ -45,7 +45,7 @@ def actions(controller: Any) -> dict[str, tuple[str, dict, Any]]:
     }
 
 
-def _rebuild(controller: Any, req: wsgi.Request, instance: objects.Instance,
+def _rebuild(controller: common.ComputeAPIUser, req: wsgi.Request, instance: objects.Instance,
              args: dict) -> wsgi.ResponseObject:
     context = req.context
     version = next(v for v, _s in schema.REBUILD_BY_VERSION if avr.is_supported(req, v))
@@ -107,7 +107,8 @@ def _personality(files: list[dict]) -> list[tuple[str, bytes]]:
     return decoded
 
 
-def _image_response(req: wsgi.Request, controller: Any, image: dict) -> wsgi.ResponseObject:
+def _image_response(req: wsgi.Request, controller: common.ComputeAPIUser,
+                    image: dict) -> wsgi.ResponseObject:
     """2.45 and later: the image id in the body; before: its URL as the Location."""
     if avr.is_supported(req, '2.45'):
         return wsgi.ResponseObject({'image_id': image['id']}, code=202)
@@ -115,7 +116,7 @@ def _image_response(req: wsgi.Request, controller: Any, image: dict) -> wsgi.Res
         'Location': controller.compute_api.image_api.image_url(image['id'])})
 
 
-def _create_image(controller: Any, req: wsgi.Request, instance: objects.Instance,
+def _create_image(controller: common.ComputeAPIUser, req: wsgi.Request, instance: objects.Instance,
                   args: dict) -> wsgi.ResponseObject:
     context = req.context
     context.can(SERVERS % 'create_image', common.instance_target(instance))
@@ -127,7 +128,7 @@ def _create_image(controller: Any, req: wsgi.Request, instance: objects.Instance
     return _image_response(req, controller, image)
 
 
-def _create_backup(controller: Any, req: wsgi.Request, instance: objects.Instance,
+def _create_backup(controller: common.ComputeAPIUser, req: wsgi.Request, instance: objects.Instance,
                    args: dict) -> wsgi.ResponseObject:
     context = req.context
     context.can(backup_policies.BASE_POLICY_NAME, common.instance_target(instance))

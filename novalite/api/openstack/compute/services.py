@@ -175,7 +175,7 @@ class ServiceController(wsgi.Controller[services_view.ViewBuilder]):
         return service
 
     @staticmethod
-    def _check_for_evacuations(service: Any) -> None:
+    def _check_for_evacuations(service: objects.Service) -> None:
         """Refuse to force a host up while evacuations from it are still ``done``:
         its compute has not started since and would find the evacuated guests."""
         filters = {'source_compute': service.host, 'status': 'done',
@@ -245,10 +245,12 @@ class ServiceController(wsgi.Controller[services_view.ViewBuilder]):
         service.destroy()
         lookups.forget()
 
-    def _delete_compute_parts(self, context: RequestContext, service: Any) -> None:
+    def _delete_compute_parts(self, context: RequestContext, service: objects.Service) -> None:
         """Check that nothing lives on the host any more, then remove its providers,
         aggregate memberships and host mapping (the service row goes last)."""
         host = service.host
+        if host is None:
+            return  # nothing can live on, or be mapped to, no host
         if objects.InstanceList.get_by_host(service._context, host):
             raise webob.exc.HTTPConflict(
                 explanation='Unable to delete compute service that is hosting instances. '

@@ -21,7 +21,7 @@ _UNSHELVE_V277 = validators.SchemaValidator(schema.unshelve_v277)
 _UNSHELVE_V291 = validators.SchemaValidator(schema.unshelve_v291)
 
 
-def actions(controller: Any) -> dict[str, tuple[str, dict, Any]]:
+def actions(controller: common.ComputeAPIUser) -> dict[str, tuple[str, dict, Any]]:
     return {
         'shelve': ('shelve', schema.shelve,
                    lambda req, instance, args: _shelve(controller, req, instance)),
@@ -32,20 +32,22 @@ def actions(controller: Any) -> dict[str, tuple[str, dict, Any]]:
     }
 
 
-def _shelve(controller: Any, req: wsgi.Request, instance: objects.Instance) -> wsgi.ResponseObject:
+def _shelve(controller: common.ComputeAPIUser, req: wsgi.Request,
+            instance: objects.Instance) -> wsgi.ResponseObject:
     req.context.can(policies.POLICY_ROOT % 'shelve', common.instance_target(instance))
     controller.compute_api.shelve(req.context, instance)
     return wsgi.ResponseObject(None, code=202)
 
 
-def _offload(controller: Any, req: wsgi.Request, instance: objects.Instance) -> wsgi.ResponseObject:
+def _offload(controller: common.ComputeAPIUser, req: wsgi.Request,
+             instance: objects.Instance) -> wsgi.ResponseObject:
     req.context.can(policies.POLICY_ROOT % 'shelve_offload',
                     common.instance_target(instance))
     controller.compute_api.shelve_offload(req.context, instance)
     return wsgi.ResponseObject(None, code=202)
 
 
-def _unshelve(controller: Any, req: wsgi.Request, instance: objects.Instance,
+def _unshelve(controller: common.ComputeAPIUser, req: wsgi.Request, instance: objects.Instance,
               args: Any) -> wsgi.ResponseObject:
     context = req.context
     context.can(policies.POLICY_ROOT % 'unshelve', common.instance_target(instance))

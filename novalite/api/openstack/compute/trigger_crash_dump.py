@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from novalite import objects
 
 
-def actions(controller: Any) -> dict:
+def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
     def trigger_crash_dump(req: wsgi.Request, instance: objects.Instance,

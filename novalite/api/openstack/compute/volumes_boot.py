@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
 from novalite.api.openstack import wsgi
 from novalite.api.openstack.compute import server_actions, servers
+
+if TYPE_CHECKING:
+    from novalite.compute.api import API as ComputeAPI
 
 LAST_VERSION = '2.102'
 # The actions Nova's servers controller defines itself.
@@ -40,7 +43,7 @@ class VolumesBootController(servers.ServersController):
 
 
 class VolumesBootActionsController(server_actions.ServerActionsController):
-    def __init__(self, compute_api: Any = None) -> None:
+    def __init__(self, compute_api: ComputeAPI | None = None) -> None:
         super().__init__(compute_api)
         self._actions = {key: value for key, value in self._actions.items()
                          if key in SERVERS_ACTIONS}

@@ -8,24 +8,26 @@ from novalite.api.openstack import common
 from novalite.policies import flavors as fl_policies
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.api.openstack import wsgi
 
 
 class ViewBuilder(common.ViewBuilder):
     _collection_name = 'flavors'
 
-    def basic(self, req: wsgi.Request, flavor: Any) -> dict:
+    def basic(self, req: wsgi.Request, flavor: objects.Flavor) -> dict:
         body = {'id': flavor.flavorid, 'name': flavor.name,
                 'links': self._get_links(req, flavor.flavorid)}
         if avr.is_supported(req, '2.55'):
             body['description'] = flavor.description
         return {'flavor': body}
 
-    def show(self, req: wsgi.Request, flavor: Any, include_extra_specs: bool | None = None) -> dict:
+    def show(self, req: wsgi.Request, flavor: objects.Flavor,
+             include_extra_specs: bool | None = None) -> dict:
         swap: int | str = flavor.swap
         if not swap and not avr.is_supported(req, '2.75'):
             swap = ''
-        body = {
+        body: dict[str, object] = {
             'id': flavor.flavorid,
             'name': flavor.name,
             'ram': flavor.memory_mb,

@@ -8,6 +8,7 @@ from oslo_serialization import jsonutils
 from novalite.api.openstack import api_version_request as avr
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.api.openstack import wsgi
 
 # Usage fields shown until 2.87; 2.88 drops them (Placement is where usage lives).
@@ -20,7 +21,7 @@ def _id(req: wsgi.Request, obj: Any) -> Any:
     return obj.uuid if avr.is_supported(req, '2.53') else obj.id
 
 
-def _cpu_info(req: wsgi.Request, node: Any) -> Any:
+def _cpu_info(req: wsgi.Request, node: objects.ComputeNode) -> Any:
     """A JSON string until 2.27, an object from 2.28."""
     raw = node.cpu_info or '{}'
     if not avr.is_supported(req, '2.28'):
@@ -31,7 +32,8 @@ def _cpu_info(req: wsgi.Request, node: Any) -> Any:
         return {}
 
 
-def hypervisor(req: wsgi.Request, node: Any, service: Any, is_up: bool, detail: bool = False,
+def hypervisor(req: wsgi.Request, node: objects.ComputeNode, service: objects.Service, is_up: bool,
+               detail: bool = False,
                servers: list | None = None, with_servers: bool = False,
                uptime: str | None = None) -> dict:
     """One hypervisor; ``servers`` ([instance]) is shown when asked for, as a list of

@@ -7,6 +7,7 @@ from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.api.openstack import wsgi
 
 
@@ -19,19 +20,19 @@ class ViewBuilder(common.ViewBuilder):
     _collection_name = 'os-keypairs'
 
     @staticmethod
-    def _keypair(req: wsgi.Request, keypair: Any, keys: tuple[str, ...]) -> dict:
+    def _keypair(req: wsgi.Request, keypair: objects.KeyPair, keys: tuple[str, ...]) -> dict:
         body = {key: getattr(keypair, key) for key in keys}
         if avr.is_supported(req, '2.2'):
             body['type'] = keypair.type
         return body
 
-    def create(self, req: wsgi.Request, keypair: Any, private_key: str | None) -> dict:
+    def create(self, req: wsgi.Request, keypair: objects.KeyPair, private_key: str | None) -> dict:
         body = self._keypair(req, keypair, ('name', 'public_key', 'fingerprint', 'user_id'))
         if private_key is not None:
             body['private_key'] = private_key
         return {'keypair': body}
 
-    def show(self, req: wsgi.Request, keypair: Any) -> dict:
+    def show(self, req: wsgi.Request, keypair: objects.KeyPair) -> dict:
         body = self._keypair(req, keypair, ('name', 'public_key', 'fingerprint', 'user_id',
                                             'id'))
         body.update({'created_at': _time(keypair.created_at), 'deleted': False,

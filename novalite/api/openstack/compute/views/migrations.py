@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 from novalite.objects import migration as migration_obj
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.api.openstack import wsgi
 
 _FIELDS = ('id', 'source_node', 'dest_node', 'source_compute', 'dest_compute', 'dest_host',
@@ -32,7 +33,7 @@ def _time(value: datetime.datetime | None) -> str | None:
     return value.isoformat(timespec='microseconds')
 
 
-def _in_progress_live(migration: Any) -> bool:
+def _in_progress_live(migration: objects.Migration) -> bool:
     return (migration.migration_type == 'live-migration'
             and migration.status in migration_obj.LIVE_IN_PROGRESS)
 
@@ -43,7 +44,7 @@ class ViewBuilder(common.ViewBuilder):
 
     _collection_name = 'os-migrations'
 
-    def migration(self, req: wsgi.Request, migration: Any) -> dict:
+    def migration(self, req: wsgi.Request, migration: objects.Migration) -> dict:
         body = {name: getattr(migration, name) for name in _FIELDS}
         body['created_at'] = _time(migration.created_at)
         body['updated_at'] = _time(migration.updated_at)
@@ -70,7 +71,7 @@ class ViewBuilder(common.ViewBuilder):
         return body
 
     @staticmethod
-    def server_migration(req: wsgi.Request, migration: Any) -> dict:
+    def server_migration(req: wsgi.Request, migration: objects.Migration) -> dict:
         """One in-progress live migration of a server (2.23). novalite does not track
         the memory and disk copy progress, so those counters are null."""
         body = {

@@ -9,6 +9,7 @@ from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack.compute import binaries
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.api.openstack import wsgi
 
 
@@ -20,7 +21,7 @@ def _time(value: datetime.datetime | None) -> str | None:
     return value.isoformat(timespec='microseconds')
 
 
-def _field(service: Any, name: str) -> Any:
+def _field(service: objects.Service, name: str) -> Any:
     return getattr(service, name) if service.obj_attr_is_set(name) else None
 
 
@@ -32,7 +33,8 @@ class ViewBuilder:
     def __init__(self, servicegroup_api: Any) -> None:
         self._servicegroup = servicegroup_api
 
-    def basic(self, req: wsgi.Request, service: Any, by_host: dict[str, str] | None = None) -> dict:
+    def basic(self, req: wsgi.Request, service: objects.Service,
+              by_host: dict[str, str] | None = None) -> dict:
         if by_host is None:
             by_host = availability_zones.zones_by_host(req.context)
         zone = availability_zones.service_zone(service, by_host)
@@ -56,5 +58,5 @@ class ViewBuilder:
         by_host = availability_zones.zones_by_host(req.context)
         return {'services': [self.basic(req, s, by_host) for s in services]}
 
-    def show(self, req: wsgi.Request, service: Any) -> dict:
+    def show(self, req: wsgi.Request, service: objects.Service) -> dict:
         return {'service': self.basic(req, service)}
