@@ -17,7 +17,8 @@ import configparser
 import importlib.abc
 import os
 import sys
-from typing import Any
+import types
+from collections.abc import Sequence
 
 ENV_VAR = 'NOVALITE_CONCURRENCY_BACKEND'
 _chosen: str | None = None
@@ -44,7 +45,8 @@ def _from_config_files(argv: list[str]) -> str | None:
 class _WithoutEventlet(importlib.abc.MetaPathFinder):
     """Makes ``import eventlet`` fail as if it were not installed."""
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> None:
         if name == 'eventlet' or name.startswith('eventlet.'):
             raise ImportError('eventlet is not used with concurrency_backend = threading',
                               name=name)

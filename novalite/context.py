@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import datetime
 from collections.abc import Callable, Iterator
 from concurrent import futures
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keystoneauth1 import plugin as ks_plugin
+from keystoneauth1 import session as ks_session
 from keystoneauth1.access import service_catalog as ks_service_catalog
 from oslo_context import context as oslo_context
 from oslo_log import log as logging
+
+if TYPE_CHECKING:
+    from novalite.objects.cell_mapping import CellMapping
 
 LOG = logging.getLogger(__name__)
 
@@ -29,16 +34,16 @@ class _ContextAuthPlugin(ks_plugin.BaseAuthPlugin):
     context over RPC calls another service as the caller (the API has the plugin of
     auth_token middleware itself, which does not cross RPC)."""
 
-    def __init__(self, auth_token: str, catalog: list[dict[str, Any]]) -> None:
+    def __init__(self, auth_token: str | None, catalog: list[dict[str, Any]]) -> None:
         super().__init__()
         self.auth_token = auth_token
         self.service_catalog = ks_service_catalog.ServiceCatalogV2(catalog)
 
-    def get_token(self, session: Any, **kwargs: Any) -> str:
+    def get_token(self, session: ks_session.Session, **kwargs: Any) -> str | None:
         return self.auth_token
 
-    def get_endpoint(self, session: Any, service_type: str | None = None,
-                     interface: Any = None, region_name: str | None = None,
+    def get_endpoint(self, session: ks_session.Session, service_type: str | None = None,
+                     interface: str | list[str] | None = None, region_name: str | None = None,
                      service_name: str | None = None, **kwargs: Any) -> str | None:
         return self.service_catalog.url_for(service_type=service_type,
                                             service_name=service_name,
@@ -54,7 +59,7 @@ class RequestContext(oslo_context.RequestContext):
 
     def __init__(self, user_id: str | None = None, project_id: str | None = None,
                  is_admin: bool | None = None, read_deleted: str = 'no',
-                 remote_address: str | None = None, timestamp: Any = None,
+                 remote_address: str | None = None, timestamp: datetime.datetime | None = None,
                  quota_class: str | None = None,
                  service_catalog: list[dict[str, Any]] | None = None,
                  user_auth_plugin: ks_plugin.BaseAuthPlugin | None = None,
@@ -84,13 +89,14 @@ class RequestContext(oslo_context.RequestContext):
         return values
 
     @classmethod
-    def from_dict(cls, values: dict) -> RequestContext:
-        return super().from_dict(
-            values, user_id=values.get('user_id'), project_id=values.get('project_id'),
+    def from_dict(cls, values: dict[str, Any], **kwargs: Any) -> RequestContext:
+        kwargs.update(
+            user_id=values.get('user_id'), project_id=values.get('project_id'),
             read_deleted=values.get('read_deleted', 'no'),
             remote_address=values.get('remote_address'),
             quota_class=values.get('quota_class'),
             service_catalog=values.get('service_catalog'))
+        return super().from_dict(values, **kwargs)
 
     def get_auth_plugin(self) -> ks_plugin.BaseAuthPlugin:
         """The caller's credentials for calls to other services on its behalf."""
@@ -127,7 +133,7 @@ def get_context() -> RequestContext:
     return RequestContext(user_id=None, project_id=None, is_admin=False, overwrite=False)
 
 
-def set_target_cell(context: RequestContext, cell_mapping: Any) -> None:
+def set_target_cell(context: RequestContext, cell_mapping: CellMapping) -> None:
     """Aim ``context`` at the database and message bus of ``cell_mapping``."""
     from novalite import rpc
     context.db_connection = cell_mapping.database_connection
@@ -136,21 +142,27 @@ def set_target_cell(context: RequestContext, cell_mapping: Any) -> None:
 
 
 @contextlib.contextmanager
-def target_cell(context: RequestContext, cell_mapping: Any) -> Iterator[RequestContext]:
+def target_cell(context: RequestContext, cell_mapping: CellMapping) -> Iterator[RequestContext]:
     """Yield a copy of ``context`` aimed at one cell; the original is left untouched."""
     cctxt = copy.copy(context)
     set_target_cell(cctxt, cell_mapping)
     yield cctxt
 
 
-def scatter_gather_cells(context: RequestContext, cell_mappings: list, timeout: float | None,
-                         fn: Callable, *args: Any, **kwargs: Any) -> dict:
+def scatter_gather_cells(context: RequestContext, cell_mappings: list[CellMapping],
+                         timeout: float | None, fn: Callable[..., Any], *args: Any,
+                         **kwargs: Any) -> dict[str, Any]:
     """Run ``fn(cell_context, ...)`` in every cell at once; return {cell_uuid: result}.
 
     A cell that raised maps to its exception; one that did not answer in ``timeout``
-    seconds maps to ``did_not_respond_sentinel``.
+    seconds maps to ``did_not_respond_sentinel``, and the answer comes then, with what
+    the other cells answered: a hung cell database holds up neither server lists nor
+    scheduling. Its call goes on in the background (a thread cannot be stopped); a call
+    still queued for a thread of the cells pool is cancelled.
+
+    One cell and no ``timeout``: the call runs on this thread.
     """
-    if len(cell_mappings) == 1:
+    if len(cell_mappings) == 1 and timeout is None:
         cell = cell_mappings[0]
         with target_cell(context, cell) as cctxt:
             try:
@@ -158,21 +170,22 @@ def scatter_gather_cells(context: RequestContext, cell_mappings: list, timeout: 
             except Exception as exc:
                 LOG.exception('Error gathering result from cell %s', cell.uuid)
                 return {cell.uuid: exc}
-    results: dict = {}
-    with futures.ThreadPoolExecutor(max_workers=min(8, len(cell_mappings) or 1)) as pool:
-        pending = {}
-        for cell in cell_mappings:
-            cctxt = copy.copy(context)
-            set_target_cell(cctxt, cell)
-            pending[pool.submit(fn, cctxt, *args, **kwargs)] = cell.uuid
-        done, not_done = futures.wait(pending, timeout=timeout)
-        for fut in done:
-            try:
-                results[pending[fut]] = fut.result()
-            except Exception as exc:
-                LOG.exception('Error gathering result from cell %s', pending[fut])
-                results[pending[fut]] = exc
-        for fut in not_done:
-            LOG.warning('Timed out waiting for response from cell %s', pending[fut])
-            results[pending[fut]] = did_not_respond_sentinel
+    from novalite import executor
+    pending: dict[futures.Future, str] = {}
+    for cell in cell_mappings:
+        cctxt = copy.copy(context)
+        set_target_cell(cctxt, cell)
+        pending[executor.submit_to_cell(fn, cctxt, *args, **kwargs)] = cell.uuid
+    done, not_done = futures.wait(pending, timeout=timeout)
+    results: dict[str, Any] = {}
+    for fut in done:
+        try:
+            results[pending[fut]] = fut.result()
+        except Exception as exc:
+            LOG.exception('Error gathering result from cell %s', pending[fut])
+            results[pending[fut]] = exc
+    for fut in not_done:
+        fut.cancel()
+        LOG.warning('Timed out waiting for response from cell %s', pending[fut])
+        results[pending[fut]] = did_not_respond_sentinel
     return results

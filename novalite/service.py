@@ -21,16 +21,25 @@ import queue
 import signal
 import sys
 import threading
-from typing import Any
+import time
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import oslo_messaging as messaging
 from oslo_log import log as logging
 from oslo_service import service as os_service
 
-from novalite import concurrency, exception, objects, rpc, utils
+from novalite import concurrency, exception, executor, objects, rpc
 from novalite import context as nl_context
 from novalite.conf import CONF
 from novalite.objects import base as obj_base
+
+if TYPE_CHECKING:
+    from oslo_service.backend._threading.service import ServiceWrapper
+
+    from novalite.conductor.rpcapi import ConductorAPI
+    from novalite.manager import Manager
 
 LOG = logging.getLogger(__name__)
 
@@ -46,6 +55,7 @@ def _bound_idle_poll() -> None:
     bus grows to oslo.messaging's 5 s: an idle daemon took up to 5 s to exit on
     SIGTERM. Four wake-ups a second while idle cost nothing. Only once the rabbit
     driver is loaded: it derives an option's bound from the constant at import.
+    The constant is oslo.messaging's internal, pinned by tests/unit/test_service_pins.py.
     """
     if 'oslo_messaging._drivers.impl_rabbit' in sys.modules:
         from oslo_messaging._drivers import amqpdriver
@@ -53,10 +63,16 @@ def _bound_idle_poll() -> None:
             amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX, IDLE_POLL_MAX)
 
 
+class _Endpoint(Protocol):
+    """An RPC endpoint: its methods, and the versioned target they serve."""
+
+    target: messaging.Target
+
+
 class _IndirectEndpoint:
     """Runs each call of a compute endpoint with object calls sent to the conductor."""
 
-    def __init__(self, endpoint: Any, api: Any) -> None:
+    def __init__(self, endpoint: _Endpoint, api: ConductorAPI) -> None:
         self._endpoint = endpoint
         self._api = api
         self.target = endpoint.target
@@ -75,8 +91,8 @@ class _IndirectEndpoint:
 class Service(os_service.Service):
     """Serve ``manager`` on ``topic`` (with this host as server) and keep it alive."""
 
-    def __init__(self, host: str, binary: str, topic: str, manager: Any,
-                 indirection_api: Any = None, report_interval: int | None = None,
+    def __init__(self, host: str, binary: str, topic: str, manager: Manager,
+                 indirection_api: ConductorAPI | None = None, report_interval: int | None = None,
                  periodic_interval: int | None = None) -> None:
         super().__init__()
         self.host = host
@@ -86,14 +102,14 @@ class Service(os_service.Service):
         self.indirection_api = indirection_api
         self.report_interval = report_interval or CONF.report_interval
         self.periodic_interval = periodic_interval or CONF.periodic_interval
-        self.service_ref: Any = None
-        self.rpcserver: Any = None
+        self.service_ref: objects.Service | None = None
+        self.rpcserver: messaging.MessageHandlingServer | None = None
         self._stopping = threading.Event()
         # Orders a stop against a start still in progress (a SIGTERM during start-up).
         self._start_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
-    def _call(self, fn: Any, *args: Any) -> Any:
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self.indirection_api is not None:
             with obj_base.indirection(self.indirection_api):
                 return fn(*args)
@@ -125,7 +141,7 @@ class Service(os_service.Service):
         self._start_loop('periodic', self.periodic_interval, self._periodic)
         LOG.info('%s started on %s (topic %s)', self.binary, self.host, self.topic)
 
-    def _wait_for_conductor(self, context: Any) -> None:
+    def _wait_for_conductor(self, context: nl_context.RequestContext) -> None:
         """A service whose objects go to a conductor (compute) waits until one answers:
         started together with the conductor, its first object call would otherwise go
         to a queue that does not exist yet and be dropped."""
@@ -133,7 +149,7 @@ class Service(os_service.Service):
         if hasattr(api, 'wait_until_ready'):
             api.wait_until_ready(context)
 
-    def _register(self, context: Any) -> None:
+    def _register(self, context: nl_context.RequestContext) -> None:
         """Find or create this service's record (heartbeats start once it serves)."""
         ref = objects.Service.get_by_host_and_binary(context, self.host, self.binary)
         if ref is None:
@@ -142,11 +158,11 @@ class Service(os_service.Service):
             ref.create()
         self.service_ref = ref
 
-    def _start_loop(self, name: str, interval: int, fn: Any) -> None:
+    def _start_loop(self, name: str, interval: int, fn: Callable[[], Any]) -> None:
         """Call ``fn`` every ``interval`` seconds, or sooner when ``fn`` returns a smaller
         number of seconds until it is due again (periodic tasks with their own spacing)."""
         def loop() -> None:
-            wait = interval
+            wait: float = interval
             while not self._stopping.wait(wait):
                 wait = interval
                 try:
@@ -155,19 +171,22 @@ class Service(os_service.Service):
                         wait = min(interval, due_in)
                 except Exception:
                     LOG.exception('%s of %s failed', name, self.binary)
-        thread = threading.Thread(target=loop, name='%s-%s' % (self.binary, name),
-                                  daemon=True)
-        thread.start()
-        self._threads.append(thread)
+        self._threads.append(executor.start_thread('%s-%s' % (self.binary, name), loop))
 
     def _heartbeat(self) -> None:
         try:
-            self.service_ref.heartbeat()
+            self._service_ref().heartbeat()
         except exception.ServiceNotFound:
             LOG.warning('Service record of %s on %s vanished; recreating it',
                         self.binary, self.host)
             self._register(nl_context.get_admin_context())
-            self.service_ref.heartbeat()
+            self._service_ref().heartbeat()
+
+    def _service_ref(self) -> objects.Service:
+        if self.service_ref is None:
+            raise RuntimeError('%s on %s beats before it registered' % (self.binary,
+                                                                       self.host))
+        return self.service_ref
 
     def _periodic(self) -> float:
         return self.manager.periodic_tasks(nl_context.get_admin_context())
@@ -185,7 +204,7 @@ class Service(os_service.Service):
             except Exception:
                 LOG.exception('Error stopping the RPC server of %s', self.binary)
         # Work an endpoint handed to a thread (a compute's build) finishes too.
-        utils.wait_spawned(CONF.graceful_shutdown_timeout)
+        executor.wait_background(CONF.graceful_shutdown_timeout)
         for thread in self._threads:
             # A heartbeat or periodic run in progress ends with its database write.
             thread.join(LOOP_JOIN_TIMEOUT)
@@ -212,7 +231,7 @@ def _reload_in_worker(service: os_service.ServiceBase) -> None:
     service.reset()
 
 
-def _keep_workers_on_sighup(launcher: Any) -> None:
+def _keep_workers_on_sighup(launcher: object) -> None:
     """Make a worker process reload in place on SIGHUP instead of being restarted.
 
     With the threading backend the launcher runs services in worker processes
@@ -220,12 +239,19 @@ def _keep_workers_on_sighup(launcher: Any) -> None:
     connection drops and in-flight work is cut short. A ``new_worker`` hook replaces
     that with: re-read the config files' mutable options, then ``service.reset()``.
     The eventlet backend's launchers already reload in place.
+
+    oslo.service has no public way to this: ``launcher._manager`` (the cotyledon
+    ServiceManager of its threading ServiceLauncher) and ``ServiceWrapper.service_instance``
+    are its internals, pinned by tests/unit/test_service_pins.py, which fails when an
+    upgrade changes them (cotyledon's ``register_hooks`` and ``Service.reload`` are public).
     """
     manager = getattr(launcher, '_manager', None)
     if manager is None or not hasattr(manager, 'register_hooks'):
         return
 
-    def on_new_worker(service_id: Any, worker_id: int, wrapper: Any) -> None:
+    def on_new_worker(service_id: str, worker_id: int, wrapper: ServiceWrapper) -> None:
+        # cotyledon calls the worker's reload() on SIGHUP: this worker's own replaces the
+        # class's (which exits).
         wrapper.reload = lambda: _reload_in_worker(wrapper.service_instance)
     manager.register_hooks(on_new_worker=on_new_worker)
 
@@ -247,13 +273,13 @@ class OneProcessLauncher:
     A crash ends the process; systemd restarts it (``Restart=on-failure``).
     """
 
-    def __init__(self, services: list[Any]) -> None:
+    def __init__(self, services: list[os_service.ServiceBase]) -> None:
         self.services = services
         # Signal handlers only queue the signal: a SimpleQueue put is safe in a handler.
         self._signals: queue.SimpleQueue[int] = queue.SimpleQueue()
         self._state = 'starting'
 
-    def _on_signal(self, signo: int, frame: Any) -> None:
+    def _on_signal(self, signo: int, frame: types.FrameType | None) -> None:
         if signo in (signal.SIGTERM, signal.SIGINT) and self._state == 'starting':
             LOG.info('Stopped by signal %d during start-up', signo)
             os._exit(0)
@@ -263,8 +289,8 @@ class OneProcessLauncher:
 
     def run(self) -> int:
         """Start the services, serve until SIGTERM, stop; returns the exit code."""
-        for signo in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(signo, self._on_signal)
+        for handled in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(handled, self._on_signal)
         self._log_options()
         try:
             for svc in self.services:
@@ -296,9 +322,7 @@ class OneProcessLauncher:
     def _stop(self) -> int:
         timeout = CONF.graceful_shutdown_timeout
         if timeout:
-            timer = threading.Timer(timeout, self._stop_timed_out)
-            timer.daemon = True
-            timer.start()
+            executor.start_thread('stop-timeout', self._stop_timed_out, timeout)
         for svc in reversed(self.services):
             try:
                 svc.stop()
@@ -307,7 +331,8 @@ class OneProcessLauncher:
         return 0
 
     @staticmethod
-    def _stop_timed_out() -> None:
+    def _stop_timed_out(timeout: float) -> None:
+        time.sleep(timeout)
         LOG.error('Graceful shutdown took longer than graceful_shutdown_timeout; exiting')
         os._exit(1)
 
@@ -341,7 +366,7 @@ def _prepare_fork() -> None:
     gc.freeze()
 
 
-def launch(services: list[Any], workers: int | None = None) -> int:
+def launch(services: list[os_service.ServiceBase], workers: int | None = None) -> int:
     """Run services in the foreground until SIGTERM; return the exit code.
 
     One worker of the threading backend runs in this process (``OneProcessLauncher``);

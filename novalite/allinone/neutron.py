@@ -36,6 +36,7 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
+from novalite import executor
 from novalite.allinone import ovn, process
 from novalite.allinone.glance import free_port
 from novalite.allinone.ovn import Chassis, NetworkRecord
@@ -480,8 +481,7 @@ class NeutronOnOvn:
             except Exception:
                 pass
         # gunicorn's graceful stop takes a moment: the switches go meanwhile.
-        api = threading.Thread(target=self.api_process.stop, name='neutron-api-stop')
-        api.start()
+        api = executor.start_thread('neutron-api-stop', self.api_process.stop)
         self.ovn.stop_controllers()
         self.ovn.delete_bridges()
         api.join()

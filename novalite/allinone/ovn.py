@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
+from novalite import executor
+
 OVS_SCHEMA = '/usr/share/openvswitch/vswitch.ovsschema'
 NB_SCHEMA = '/usr/share/ovn/ovn-nb.ovsschema'
 SB_SCHEMA = '/usr/share/ovn/ovn-sb.ovsschema'
@@ -360,10 +362,8 @@ class OvnEnvironment:
 
     def stop_controllers(self) -> None:
         """``ovn-appctl exit`` every ovn-controller at once (each removes its chassis)."""
-        threads = [threading.Thread(target=self._exit_controller, args=(c,))
+        threads = [executor.start_thread('ovn-controller-exit', self._exit_controller, c)
                    for c in self.chassis.values()]
-        for thread in threads:
-            thread.start()
         for thread in threads:
             thread.join()
 

@@ -10,7 +10,6 @@ and the paste-deployed API served over HTTP. The image service is whatever answe
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,7 +20,7 @@ from oslo_service import opts as service_opts
 from oslo_utils import uuidutils
 
 from novalite import context as nl_context
-from novalite import exception, objects, rpc
+from novalite import exception, executor, objects, rpc
 from novalite.allinone.placement import PlacementServer
 from novalite.allinone.wsgi import WSGIServer
 from novalite.api.openstack import loader
@@ -231,9 +230,7 @@ def _each_in_parallel(fn: Callable[[Any], Any], items: Iterable[Any]) -> None:
             fn(item)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             errors.append(exc)
-    threads = [threading.Thread(target=call, args=(item,)) for item in items]
-    for thread in threads:
-        thread.start()
+    threads = [executor.start_thread('in-parallel', call, item) for item in items]
     for thread in threads:
         thread.join()
     if errors:

@@ -16,11 +16,19 @@ import functools
 import types
 from typing import Any
 
+from oslo_log import log as logging
+
 from novalite import context as nl_context
 from novalite import exception, objects
 from novalite.context import RequestContext
 from novalite.db import engine
 from novalite.db.main import models
+
+LOG = logging.getLogger(__name__)
+
+# Seconds a cell has to answer; a cell that has not answered by then is left out of the
+# list (as Nova's [api] list_records_by_skipping_down_cells, on by default).
+CELL_TIMEOUT = 60
 
 _BUILD_REQUEST_KEYS = ('project_id', 'user_id', 'vm_state', 'task_state', 'image_ref',
                        'instance_type_id', 'uuid')
@@ -191,7 +199,7 @@ def _cell_instances(context: nl_context.RequestContext, filters: dict, limit: in
     """Each cell's sorted page after the marker, concatenated."""
     cells = objects.CellMappingList.get_all(context)
     results = nl_context.scatter_gather_cells(
-        context, list(cells), 60,
+        context, list(cells), CELL_TIMEOUT,
         lambda cctxt: objects.InstanceList.get_by_filters(
             cctxt, filters, sort_keys=sort_keys, sort_dirs=sort_dirs, limit=limit,
             marker=marker_obj, expected_attrs=expected_attrs))
@@ -199,11 +207,13 @@ def _cell_instances(context: nl_context.RequestContext, filters: dict, limit: in
     for cell_uuid, result in results.items():
         if isinstance(result, objects.InstanceList):
             found.extend(result.objects)
+        elif result is nl_context.did_not_respond_sentinel:
+            LOG.warning('Cell %s did not answer within %d seconds: its servers are left '
+                        'out of the list', cell_uuid, CELL_TIMEOUT)
         elif isinstance(result, exception.NovaliteException):
             raise result
         else:
-            raise exception.CellTimeout() if result is nl_context.did_not_respond_sentinel \
-                else exception.NovaliteException('Listing cell %s failed' % cell_uuid)
+            raise exception.NovaliteException('Listing cell %s failed' % cell_uuid)
     return found
 
 

@@ -6,14 +6,16 @@ Compute never touches a database: every object method here goes to the conductor
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
-from typing import Any
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import oslo_messaging as messaging
+from oslo_concurrency import lockutils
 from oslo_log import log as logging
 from oslo_service import periodic_task
 
-from novalite import exception, manager, utils
+from novalite import exception, executor, manager, objects
 from novalite.compute import (
     build,
     deferred_delete,
@@ -45,7 +47,42 @@ from novalite.objects import base as obj_base
 from novalite.scheduler.client import report
 from novalite.virt import driver as virt_driver
 
+if TYPE_CHECKING:
+    from novalite.conductor.rpcapi import ComputeTaskAPI, ConductorAPI
+
 LOG = logging.getLogger(__name__)
+
+
+class InstanceLock:
+    """The lock of one instance on this host, as ``threading.Lock`` is used (``with``,
+    ``acquire(blocking=False)``, ``release``, ``locked``). Its semaphore lives in the
+    manager's ``lockutils.Semaphores`` while someone holds this object, and is freed
+    with the last holder."""
+
+    def __init__(self, semaphore: threading.Semaphore) -> None:
+        self._semaphore = semaphore
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        return self._semaphore.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        self._semaphore.release()
+
+    def locked(self) -> bool:
+        """Whether someone holds the lock now."""
+        if self._semaphore.acquire(blocking=False):
+            self._semaphore.release()
+            return False
+        return True
+
+    def __enter__(self) -> InstanceLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: types.TracebackType | None) -> None:
+        self.release()
+
 
 class ComputeManager(manager.Manager):
     """Builds and deletes the instances of one host.
@@ -55,9 +92,10 @@ class ComputeManager(manager.Manager):
 
     target = messaging.Target(version='1.6')
 
-    def __init__(self, host: str | None = None, driver: Any = None,
-                 reportclient: Any = None, compute_task_api: Any = None,
-                 network_api_: Any = None) -> None:
+    def __init__(self, host: str | None = None, driver: virt_driver.ComputeDriver | None = None,
+                 reportclient: report.SchedulerReportClient | None = None,
+                 compute_task_api: ComputeTaskAPI | None = None,
+                 network_api_: network_api.NetworkAPI | None = None) -> None:
         super().__init__(host=host, service_name='compute')
         self.instance_events = instance_events.InstanceEvents()
         virtapi = instance_events.ComputeVirtAPI(self.instance_events)
@@ -68,21 +106,21 @@ class ComputeManager(manager.Manager):
         self.compute_task_api = compute_task_api or conductor_rpcapi.ComputeTaskAPI()
         self.network_api: network_api.NetworkAPI = network_api_ or network_api.API()
         self.rt = resource_tracker.ResourceTracker(self.host, self.driver, self.reportclient)
-        self._instance_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
-        self._locks_lock = threading.Lock()
+        # Named locks that go away with their last holder (a dict of locks, one per
+        # instance ever seen, grew for as long as the service ran).
+        self._instance_locks = lockutils.Semaphores()
         # Object calls of work that starts on a driver thread (lifecycle events) go
         # where the service's go: captured in init_host.
-        self._indirection_api: Any = None
+        self._indirection_api: ConductorAPI | None = None
         if CONF.update_resources_interval:
             self.set_spacing('update_available_resource', CONF.update_resources_interval)
         self.set_spacing('sync_power_states', CONF.compute.sync_power_state_interval)
         self.set_spacing('_audit_ports', CONF.neutron.port_audit_interval)
         self.set_spacing('_retry_pending_deletes', CONF.compute.pending_delete_interval)
 
-    def instance_lock(self, instance_uuid: str) -> threading.Lock:
+    def instance_lock(self, instance_uuid: str) -> InstanceLock:
         """The lock that serialises all work on one instance on this host."""
-        with self._locks_lock:
-            return self._instance_locks[instance_uuid]
+        return InstanceLock(self._instance_locks.get(instance_uuid))
 
     def init_host(self) -> None:
         from novalite import context as nl_context
@@ -100,7 +138,7 @@ class ComputeManager(manager.Manager):
         self.driver.cleanup_host(self.host)
 
     @periodic_task.periodic_task(spacing=CONF.update_resources_interval, run_immediately=False)
-    def update_available_resource(self, context: Any) -> None:
+    def update_available_resource(self, context: RequestContext) -> None:
         for nodename in self.driver.get_available_nodes():
             try:
                 self.rt.update_available_resource(context, nodename)
@@ -108,7 +146,7 @@ class ComputeManager(manager.Manager):
                 LOG.exception('Error updating resources for node %s', nodename)
 
     @periodic_task.periodic_task(spacing=30, run_immediately=False)
-    def _check_instance_build_time(self, context: Any) -> None:
+    def _check_instance_build_time(self, context: RequestContext) -> None:
         """ERROR for builds on this host older than ``[compute] build_timeout`` that no
         build is working on; the younger ones are scheduled again."""
         if CONF.compute.build_timeout:
@@ -125,7 +163,7 @@ class ComputeManager(manager.Manager):
 
     @periodic_task.periodic_task(spacing=CONF.neutron.port_audit_interval,
                                  run_immediately=False)
-    def _audit_ports(self, context: Any) -> None:
+    def _audit_ports(self, context: RequestContext) -> None:
         """Release the ports left bound to this host by deletes and failed builds that
         could not reach Neutron."""
         if CONF.neutron.port_audit_interval > 0:
@@ -142,7 +180,7 @@ class ComputeManager(manager.Manager):
             usage_audit.audit_instance_usage(self, context)
 
     @periodic_task.periodic_task(spacing=600, run_immediately=False)
-    def sync_power_states(self, context: Any) -> None:
+    def sync_power_states(self, context: RequestContext) -> None:
         """Align the recorded power state of this host's instances with their guests
         (what lifecycle events missed)."""
         power_sync.sync_power_states(self, context)
@@ -153,7 +191,7 @@ class ComputeManager(manager.Manager):
         its own, under the instance lock, so a guest that stops on its own is seen as
         stopped at once."""
         with obj_base.indirection(self._indirection_api):
-            utils.spawn(self._locked_lifecycle_event, instance_uuid, event)
+            executor.spawn(self._locked_lifecycle_event, instance_uuid, event)
 
     def _locked_lifecycle_event(self, instance_uuid: str, event: str) -> None:
         from novalite import context as nl_context
@@ -163,52 +201,55 @@ class ComputeManager(manager.Manager):
 
     # -- RPC endpoints -----------------------------------------------------------------
 
-    def build_and_run_instance(self, context: Any, instance: Any, image: Any,
-                               request_spec: Any, filter_properties: dict,
-                               admin_password: str | None = None,
+    def build_and_run_instance(self, context: RequestContext, instance: objects.Instance,
+                               image: dict | None, request_spec: objects.RequestSpec,
+                               filter_properties: dict, admin_password: str | None = None,
                                injected_files: list | None = None,
-                               requested_networks: Any = None,
-                               block_device_mapping: list | None = None,
-                               node: str | None = None, limits: dict | None = None,
-                               host_list: list | None = None) -> None:
+                               requested_networks: list[dict] | None = None,
+                               block_device_mapping: list | None = None, node: str | None = None,
+                               limits: dict | None = None, host_list: list | None = None) -> None:
         """Build in the background: a cast must not hold the RPC worker for the build."""
         request = build.BuildRequestArgs(
             image=image, request_spec=request_spec, filter_properties=filter_properties,
             admin_password=admin_password, injected_files=injected_files or [],
             requested_networks=requested_networks, node=node or self.host,
             host_list=host_list or [])
-        utils.spawn(self._locked_build, context, instance, request)
+        executor.spawn(self._locked_build, context, instance, request)
 
-    def _locked_build(self, context: Any, instance: Any, request: Any) -> None:
+    def _locked_build(self, context: RequestContext, instance: objects.Instance,
+                      request: build.BuildRequestArgs) -> None:
         with self.instance_lock(instance.uuid):
             build.build_and_run_instance(self, context, instance, request)
 
-    def terminate_instance(self, context: Any, instance: Any, bdms: list | None = None) -> None:
+    def terminate_instance(self, context: RequestContext, instance: objects.Instance,
+                           bdms: list | None = None) -> None:
         # A build waiting for Neutron's events holds the lock: end its wait first.
         self.instance_events.clear(instance.uuid)
         with self.instance_lock(instance.uuid):
             delete.terminate_or_leave_pending(self, context, instance)
 
-    def reboot_instance(self, context: Any, instance: Any, reboot_type: str) -> None:
-        utils.spawn(self._locked, power.reboot_instance, context, instance, reboot_type)
+    def reboot_instance(self, context: RequestContext, instance: objects.Instance,
+                        reboot_type: str) -> None:
+        executor.spawn(self._locked, power.reboot_instance, context, instance, reboot_type)
 
-    def stop_instance(self, context: Any, instance: Any, clean_shutdown: bool = True) -> None:
-        utils.spawn(self._locked, power.stop_instance, context, instance, clean_shutdown)
+    def stop_instance(self, context: RequestContext, instance: objects.Instance,
+                      clean_shutdown: bool = True) -> None:
+        executor.spawn(self._locked, power.stop_instance, context, instance, clean_shutdown)
 
-    def start_instance(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, power.start_instance, context, instance)
+    def start_instance(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, power.start_instance, context, instance)
 
-    def get_console_output(self, context: Any, instance: Any,
+    def get_console_output(self, context: RequestContext, instance: objects.Instance,
                            tail_length: int | None = None) -> str:
         return power.get_console_output(self, context, instance, tail_length)
 
-    def get_diagnostics(self, context: Any, instance: Any) -> dict:
+    def get_diagnostics(self, context: RequestContext, instance: objects.Instance) -> dict:
         return diagnostics.get_diagnostics(self, context, instance)
 
-    def get_instance_diagnostics(self, context: Any, instance: Any) -> dict:
+    def get_instance_diagnostics(self, context: RequestContext, instance: objects.Instance) -> dict:
         return diagnostics.get_instance_diagnostics(self, context, instance)
 
-    def get_host_uptime(self, context: Any) -> str:
+    def get_host_uptime(self, context: RequestContext) -> str:
         """The host's ``uptime`` line (NotImplementedError from a driver that cannot)."""
         return self.driver.get_host_uptime()
 
@@ -232,7 +273,8 @@ class ComputeManager(manager.Manager):
         except NotImplementedError:
             return 'enabled' if enabled else 'disabled'
 
-    def external_instance_event(self, context: Any, instances: list, events: list) -> None:
+    def external_instance_event(self, context: RequestContext, instances: list[objects.Instance],
+                                events: list[dict[str, Any]]) -> None:
         """Wake what waits for an event at once (a build waiting for its VIFs holds the
         instance lock); handle the rest off the RPC worker, under the instance's lock."""
         by_uuid = {instance.uuid: instance for instance in instances}
@@ -246,10 +288,10 @@ class ComputeManager(manager.Manager):
                                         event.get('status') or 'completed'):
                 continue
             if external_events.needs_work(instance, event):
-                utils.spawn(self._locked, external_events.handle_event, context, instance,
-                            event)
+                executor.spawn(self._locked, external_events.handle_event, context, instance, event)
 
-    def _locked(self, flow: Any, context: Any, instance: Any, *args: Any) -> None:
+    def _locked(self, flow: Callable[..., object], context: RequestContext,
+                instance: objects.Instance, *args: object) -> None:
         """Run a power flow under the instance lock, off the RPC worker (a clean
         shutdown may take ``shutdown_timeout`` seconds)."""
         with self.instance_lock(instance.uuid):
@@ -260,23 +302,25 @@ class ComputeManager(manager.Manager):
     @messaging.expected_exceptions(exception.Invalid, exception.NotFound,
                                    exception.Conflict, exception.Forbidden,
                                    exception.QuotaError)
-    def attach_interface(self, context: Any, instance: Any, network_id: str | None,
-                         port_id: str | None, requested_ip: str | None,
+    def attach_interface(self, context: RequestContext, instance: objects.Instance,
+                         network_id: str | None, port_id: str | None, requested_ip: str | None,
                          tag: str | None = None) -> dict:
         """A call: the API waits for the VIF, so the work runs on this worker."""
         with self.instance_lock(instance.uuid):
             return dict(interfaces.attach_interface(self, context, instance, network_id,
                                                     port_id, requested_ip, tag))
 
-    def detach_interface(self, context: Any, instance: Any, port_id: str) -> None:
-        utils.spawn(self._locked, interfaces.detach_interface, context, instance, port_id)
+    def detach_interface(self, context: RequestContext, instance: objects.Instance,
+                         port_id: str) -> None:
+        executor.spawn(self._locked, interfaces.detach_interface, context, instance, port_id)
 
-    def add_fixed_ip_to_instance(self, context: Any, instance: Any, network_id: str) -> None:
-        utils.spawn(self._locked, interfaces.add_fixed_ip, context, instance, network_id)
+    def add_fixed_ip_to_instance(self, context: RequestContext, instance: objects.Instance,
+                                 network_id: str) -> None:
+        executor.spawn(self._locked, interfaces.add_fixed_ip, context, instance, network_id)
 
-    def remove_fixed_ip_from_instance(self, context: Any, instance: Any,
+    def remove_fixed_ip_from_instance(self, context: RequestContext, instance: objects.Instance,
                                       address: str) -> None:
-        utils.spawn(self._locked, interfaces.remove_fixed_ip, context, instance, address)
+        executor.spawn(self._locked, interfaces.remove_fixed_ip, context, instance, address)
 
     # -- image pre-caching (flow in compute/image_cache.py) ------------------------------
 
@@ -286,36 +330,37 @@ class ComputeManager(manager.Manager):
 
     # -- rebuild, snapshots, shelve ----------------------------------------------------
 
-    def rebuild_instance(self, context: Any, instance: Any, image: dict,
+    def rebuild_instance(self, context: RequestContext, instance: objects.Instance, image: dict,
                          admin_password: str | None, injected_files: list,
                          preserve_ephemeral: bool = False) -> None:
-        utils.spawn(self._locked, rebuild.rebuild_instance, context, instance, image,
-                    admin_password, injected_files, preserve_ephemeral)
+        executor.spawn(self._locked, rebuild.rebuild_instance, context, instance, image,
+                       admin_password, injected_files, preserve_ephemeral)
 
-    def snapshot_instance(self, context: Any, instance: Any, image_id: str) -> None:
-        utils.spawn(self._locked, snapshot.snapshot_instance, context, instance, image_id)
+    def snapshot_instance(self, context: RequestContext, instance: objects.Instance,
+                          image_id: str) -> None:
+        executor.spawn(self._locked, snapshot.snapshot_instance, context, instance, image_id)
 
-    def backup_instance(self, context: Any, instance: Any, image_id: str,
+    def backup_instance(self, context: RequestContext, instance: objects.Instance, image_id: str,
                         backup_type: str, rotation: int) -> None:
-        utils.spawn(self._locked, snapshot.backup_instance, context, instance, image_id,
-                    backup_type, rotation)
+        executor.spawn(self._locked, snapshot.backup_instance, context, instance, image_id,
+                       backup_type, rotation)
 
-    def shelve_instance(self, context: Any, instance: Any, image_id: str,
+    def shelve_instance(self, context: RequestContext, instance: objects.Instance, image_id: str,
                         clean_shutdown: bool = True) -> None:
-        utils.spawn(self._locked, shelve.shelve_instance, context, instance, image_id,
-                    clean_shutdown)
+        executor.spawn(self._locked, shelve.shelve_instance, context, instance, image_id,
+                       clean_shutdown)
 
-    def shelve_offload_instance(self, context: Any, instance: Any,
+    def shelve_offload_instance(self, context: RequestContext, instance: objects.Instance,
                                 clean_shutdown: bool = True) -> None:
-        utils.spawn(self._locked, shelve.shelve_offload_instance, context, instance,
-                    clean_shutdown)
+        executor.spawn(self._locked, shelve.shelve_offload_instance, context, instance,
+                       clean_shutdown)
 
-    def unshelve_instance(self, context: Any, instance: Any, image: dict | None = None,
-                          node: str | None = None) -> None:
-        utils.spawn(self._locked, shelve.unshelve_instance, context, instance, image, node)
+    def unshelve_instance(self, context: RequestContext, instance: objects.Instance,
+                          image: dict | None = None, node: str | None = None) -> None:
+        executor.spawn(self._locked, shelve.unshelve_instance, context, instance, image, node)
 
     @periodic_task.periodic_task(spacing=CONF.shelved_poll_interval, run_immediately=False)
-    def _poll_shelved_instances(self, context: Any) -> None:
+    def _poll_shelved_instances(self, context: RequestContext) -> None:
         """Offload the SHELVED instances of this host older than
         ``[DEFAULT] shelved_offload_time``."""
         if CONF.shelved_poll_interval > 0:
@@ -323,44 +368,45 @@ class ComputeManager(manager.Manager):
 
     # -- in-place actions: pause, suspend, rescue, password, crash dump, soft delete ----
 
-    def pause_instance(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, inplace.pause_instance, context, instance)
+    def pause_instance(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, inplace.pause_instance, context, instance)
 
-    def unpause_instance(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, inplace.unpause_instance, context, instance)
+    def unpause_instance(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, inplace.unpause_instance, context, instance)
 
-    def suspend_instance(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, inplace.suspend_instance, context, instance)
+    def suspend_instance(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, inplace.suspend_instance, context, instance)
 
-    def resume_instance(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, inplace.resume_instance, context, instance)
+    def resume_instance(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, inplace.resume_instance, context, instance)
 
-    def rescue_instance(self, context: Any, instance: Any, rescue_password: str | None,
-                        rescue_image_ref: str | None = None,
+    def rescue_instance(self, context: RequestContext, instance: objects.Instance,
+                        rescue_password: str | None, rescue_image_ref: str | None = None,
                         clean_shutdown: bool = True) -> None:
-        utils.spawn(self._locked, rescue.rescue_instance, context, instance,
-                    rescue_password, rescue_image_ref, clean_shutdown)
+        executor.spawn(self._locked, rescue.rescue_instance, context, instance, rescue_password,
+                       rescue_image_ref, clean_shutdown)
 
-    def unrescue_instance(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, rescue.unrescue_instance, context, instance)
+    def unrescue_instance(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, rescue.unrescue_instance, context, instance)
 
-    def set_admin_password(self, context: Any, instance: Any, new_pass: str) -> None:
+    def set_admin_password(self, context: RequestContext, instance: objects.Instance,
+                           new_pass: str) -> None:
         """A call: the API waits for the answer, so the work runs on this worker."""
         with self.instance_lock(instance.uuid):
             inplace.set_admin_password(self, context, instance, new_pass)
 
-    def trigger_crash_dump(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, inplace.trigger_crash_dump, context, instance)
+    def trigger_crash_dump(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, inplace.trigger_crash_dump, context, instance)
 
-    def soft_delete_instance(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, deferred_delete.soft_delete_instance, context, instance)
+    def soft_delete_instance(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, deferred_delete.soft_delete_instance, context, instance)
 
-    def restore_instance(self, context: Any, instance: Any) -> None:
-        utils.spawn(self._locked, deferred_delete.restore_instance, context, instance)
+    def restore_instance(self, context: RequestContext, instance: objects.Instance) -> None:
+        executor.spawn(self._locked, deferred_delete.restore_instance, context, instance)
 
     @periodic_task.periodic_task(spacing=CONF.reclaim_instance_interval,
                                  run_immediately=False)
-    def _reclaim_queued_deletes(self, context: Any) -> None:
+    def _reclaim_queued_deletes(self, context: RequestContext) -> None:
         """Delete this host's SOFT_DELETED instances older than
         ``[DEFAULT] reclaim_instance_interval``."""
         if CONF.reclaim_instance_interval > 0:
@@ -369,43 +415,48 @@ class ComputeManager(manager.Manager):
 
     # -- resize, migrations, evacuation (flows in compute/resize.py, evacuate.py) ------
 
-    def prep_resize(self, context: Any, instance: Any, flavor: Any, migration: Any,
-                    node: str, clean_shutdown: bool = True) -> None:
-        utils.spawn(self._locked, resize.prep_resize, context, instance, flavor, migration,
-                    node, clean_shutdown)
+    def prep_resize(self, context: RequestContext, instance: objects.Instance,
+                    flavor: objects.Flavor, migration: objects.Migration, node: str,
+                    clean_shutdown: bool = True) -> None:
+        executor.spawn(self._locked, resize.prep_resize, context, instance, flavor, migration, node,
+                       clean_shutdown)
 
-    def resize_instance(self, context: Any, instance: Any, migration: Any, flavor: Any,
+    def resize_instance(self, context: RequestContext, instance: objects.Instance,
+                        migration: objects.Migration, flavor: objects.Flavor,
                         clean_shutdown: bool = True) -> None:
-        utils.spawn(self._locked, resize.resize_instance, context, instance, migration,
-                    flavor, clean_shutdown)
+        executor.spawn(self._locked, resize.resize_instance, context, instance, migration, flavor,
+                       clean_shutdown)
 
-    def finish_resize(self, context: Any, instance: Any, migration: Any,
-                      disk_info: dict) -> None:
-        utils.spawn(self._locked, resize.finish_resize, context, instance, migration,
-                    disk_info)
+    def finish_resize(self, context: RequestContext, instance: objects.Instance,
+                      migration: objects.Migration, disk_info: dict) -> None:
+        executor.spawn(self._locked, resize.finish_resize, context, instance, migration, disk_info)
 
-    def confirm_resize(self, context: Any, instance: Any, migration: Any) -> None:
-        utils.spawn(self._locked, resize.confirm_resize, context, instance, migration)
+    def confirm_resize(self, context: RequestContext, instance: objects.Instance,
+                       migration: objects.Migration) -> None:
+        executor.spawn(self._locked, resize.confirm_resize, context, instance, migration)
 
-    def revert_resize(self, context: Any, instance: Any, migration: Any) -> None:
-        utils.spawn(self._locked, resize.revert_resize, context, instance, migration)
+    def revert_resize(self, context: RequestContext, instance: objects.Instance,
+                      migration: objects.Migration) -> None:
+        executor.spawn(self._locked, resize.revert_resize, context, instance, migration)
 
-    def finish_revert_resize(self, context: Any, instance: Any, migration: Any) -> None:
-        utils.spawn(self._locked, resize.finish_revert_resize, context, instance,
-                    migration)
+    def finish_revert_resize(self, context: RequestContext, instance: objects.Instance,
+                             migration: objects.Migration) -> None:
+        executor.spawn(self._locked, resize.finish_revert_resize, context, instance, migration)
 
     @messaging.expected_exceptions(exception.MigrationPreCheckError)
-    def check_can_live_migrate_destination(self, context: Any, instance: Any,
+    def check_can_live_migrate_destination(self, context: RequestContext,
+                                           instance: objects.Instance,
                                            block_migration: bool | None) -> None:
         self.driver.live_migration_precheck(context, instance, self.host, block_migration)
 
-    def evacuate_instance(self, context: Any, instance: Any, node: str, migration: Any,
-                          image: Any, admin_password: str | None) -> None:
-        utils.spawn(self._locked, evacuate.rebuild_evacuated, context, instance, node,
-                    migration, image, admin_password)
+    def evacuate_instance(self, context: RequestContext, instance: objects.Instance, node: str,
+                          migration: objects.Migration, image: dict | None,
+                          admin_password: str | None) -> None:
+        executor.spawn(self._locked, evacuate.rebuild_evacuated, context, instance, node, migration,
+                       image, admin_password)
 
     @periodic_task.periodic_task(spacing=60, run_immediately=False)
-    def _poll_unconfirmed_resizes(self, context: Any) -> None:
+    def _poll_unconfirmed_resizes(self, context: RequestContext) -> None:
         """Confirm the resizes to this host older than ``resize_confirm_window``."""
         if CONF.resize_confirm_window > 0:
             resize.confirm_unconfirmed_resizes(self, context, CONF.resize_confirm_window)

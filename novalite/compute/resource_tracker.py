@@ -16,7 +16,7 @@ from typing import Any
 
 from oslo_log import log as logging
 
-from novalite import exception, objects, utils
+from novalite import exception, executor, objects
 from novalite.availability_zones import COMPUTE_BINARY
 from novalite.compute import claims, move_claims
 from novalite.compute.provider_tree import COMPUTE_STATUS_DISABLED, ProviderTree
@@ -207,7 +207,7 @@ class ResourceTracker:
         if not self._save_pending and any(n.obj_what_changed()
                                           for n in self.compute_nodes.values()):
             self._save_pending = True
-            utils.spawn(self._save_nodes_later)
+            executor.spawn(self._save_nodes_later)
 
     def _save_nodes_later(self) -> None:
         time.sleep(NODE_SAVE_DELAY)

@@ -18,7 +18,7 @@ from typing import Any
 import libvirt
 from oslo_log import log as logging
 
-from novalite import exception
+from novalite import exception, executor
 from novalite.virt.libvirt.guest import Guest
 
 LOG = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ _loop_lock = threading.Lock()
 _loop_thread: threading.Thread | None = None
 
 
-def _ignore_error(_ctx: Any, _err: Any) -> None:
+def _ignore_error(_ctx: object, _err: object) -> None:
     """libvirt prints every error to stderr unless a handler takes it; errors reach us
     as exceptions anyway."""
 
@@ -59,9 +59,7 @@ def start_event_loop() -> None:
             return
         libvirt.registerErrorHandler(_ignore_error, None)
         libvirt.virEventRegisterDefaultImpl()
-        _loop_thread = threading.Thread(target=_run_event_loop, name='libvirt-events',
-                                        daemon=True)
-        _loop_thread.start()
+        _loop_thread = executor.start_thread('libvirt-events', _run_event_loop)
 
 
 def lifecycle_event(event: int, detail: int) -> str | None:
@@ -109,9 +107,7 @@ class Host:
     def initialize(self) -> None:
         start_event_loop()
         if self._dispatcher is None:
-            self._dispatcher = threading.Thread(target=self._dispatch, daemon=True,
-                                                name='libvirt-dispatch')
-            self._dispatcher.start()
+            self._dispatcher = executor.start_thread('libvirt-dispatch', self._dispatch)
         self.get_connection()
 
     def set_event_handler(self, handler: EventHandler | None) -> None:
@@ -171,13 +167,13 @@ class Host:
 
     # -- events ------------------------------------------------------------------------
 
-    def _on_lifecycle(self, _conn: Any, domain: Any, event: int, detail: int,
-                      _opaque: Any) -> None:
+    def _on_lifecycle(self, _conn: libvirt.virConnect, domain: libvirt.virDomain,
+                      event: int, detail: int, _opaque: object) -> None:
         name = lifecycle_event(event, detail)
         if name is not None:
             self._events.put((domain.UUIDString(), name))
 
-    def _on_close(self, _conn: Any, reason: int, _opaque: Any) -> None:
+    def _on_close(self, _conn: libvirt.virConnect, reason: int, _opaque: object) -> None:
         LOG.warning('libvirt closed the connection to %s (reason %s)', self.uri, reason)
 
     def _dispatch(self) -> None:
@@ -251,7 +247,7 @@ class Host:
     def _cpu_features(self, cpu: ET.Element) -> set[str]:
         """Every feature of the host CPU: the model's own (expanded by libvirt) and the
         extra ones the capabilities list."""
-        features = {f.get('name') for f in cpu.findall('feature') if f.get('name')}
+        features = {name for f in cpu.findall('feature') if (name := f.get('name'))}
         if cpu.find('model') is None:
             LOG.info('%s names no host CPU model (the test driver does not); CPU traits '
                      'come from the listed features only', self.uri)
@@ -264,8 +260,8 @@ class Host:
             LOG.info('%s cannot expand the CPU model\'s features (%s); reporting the '
                      'listed ones only', self.uri, exc.get_error_message())
             return features
-        return features | {f.get('name') for f in ET.fromstring(expanded).findall('feature')
-                           if f.get('policy', 'require') == 'require' and f.get('name')}
+        return features | {name for f in ET.fromstring(expanded).findall('feature')
+                           if f.get('policy', 'require') == 'require' and (name := f.get('name'))}
 
 
 # libvirt CPU feature names whose trait is not simply HW_CPU_X86_<NAME>.

@@ -1,0 +1,113 @@
+"""Every thread novalite starts: bounded futurist pools for background work, and named
+daemon threads for the few loops that run as long as the process.
+
+Two pools, each created on first use, one per process, sized per use:
+
+- ``background``: work an RPC endpoint hands off so that the message does not hold an
+  RPC worker (a compute's build, reboot, resize...), and a resource tracker's deferred
+  save. ``BACKGROUND_WORKERS`` (64) threads at most, as many as oslo.messaging's
+  default ``executor_thread_pool_size`` lets RPC workers hand work over at once; more
+  wait in the pool's queue. A graceful stop waits for this work (:func:`wait_background`).
+- ``cells``: one call per cell database of ``context.scatter_gather_cells``.
+  ``CELL_WORKERS`` (32) threads at most; a call still queued when its caller's timeout
+  ends is cancelled, so a hung cell holds one thread per caller, not the pool.
+
+With the eventlet backend (``novalite.concurrency``) the pools are futurist's green
+pools, and the daemon threads are green threads (``threading`` is monkey-patched), as
+before.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent import futures
+from typing import Any
+
+import futurist
+from oslo_log import log as logging
+
+from novalite import concurrency
+from novalite.objects import base as obj_base
+
+LOG = logging.getLogger(__name__)
+
+BACKGROUND_WORKERS = 64
+CELL_WORKERS = 32
+
+_pools: dict[str, futurist.ThreadPoolExecutor | futurist.GreenThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+# Background work not finished yet: a graceful stop waits for it.
+_live: set[futures.Future] = set()
+_live_lock = threading.Lock()
+
+
+def _pool(name: str, max_workers: int) -> futures.Executor:
+    with _pools_lock:
+        pool = _pools.get(name)
+        if pool is None:
+            if concurrency.choose() == 'eventlet':
+                pool = futurist.GreenThreadPoolExecutor(max_workers=max_workers)
+            else:
+                pool = futurist.ThreadPoolExecutor(max_workers=max_workers)
+            _pools[name] = pool
+        return pool
+
+
+def _carrying_indirection(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` to run on another thread with this thread's object indirection (so work a
+    compute endpoint hands off still reaches the database through the conductor)."""
+    api = obj_base.current_indirection_api()
+    if api is None:
+        return fn
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with obj_base.indirection(api):
+            return fn(*args, **kwargs)
+    return run
+
+
+def spawn(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> futures.Future:
+    """Run ``fn(*args, **kwargs)`` on the background pool, with this thread's object
+    indirection; an exception it raises is logged (nobody waits for its result)."""
+    call = _carrying_indirection(fn)
+
+    def run() -> None:
+        try:
+            call(*args, **kwargs)
+        except Exception:
+            LOG.exception('Unhandled error in background work %s',
+                          getattr(fn, '__name__', fn))
+
+    future = _pool('background', BACKGROUND_WORKERS).submit(run)
+    with _live_lock:
+        _live.add(future)
+    future.add_done_callback(_forget)
+    return future
+
+
+def _forget(future: futures.Future) -> None:
+    with _live_lock:
+        _live.discard(future)
+
+
+def wait_background(timeout: float) -> None:
+    """Wait, ``timeout`` seconds at most, for the background work submitted so far."""
+    with _live_lock:
+        pending = list(_live)
+    if pending:
+        futures.wait(pending, timeout=timeout)
+
+
+def submit_to_cell(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> futures.Future:
+    """Run ``fn(*args, **kwargs)`` on the cells pool, with this thread's object
+    indirection; the caller takes the result or the exception from the future."""
+    return _pool('cells', CELL_WORKERS).submit(_carrying_indirection(fn), *args, **kwargs)
+
+
+def start_thread(name: str, fn: Callable[..., Any], *args: Any) -> threading.Thread:
+    """Start ``fn(*args)`` on a daemon thread of its own named ``name``: for a loop that
+    runs as long as its owner (a service's heartbeat, libvirt's event loop), which
+    would hold a pool thread for good."""
+    thread = threading.Thread(target=fn, args=args, name=name, daemon=True)
+    thread.start()
+    return thread
