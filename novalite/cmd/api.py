@@ -149,6 +149,7 @@ class WSGIService(os_service.Service):
     def reset(self) -> None:
         from novalite import policy
         policy.reset()
+        LOG.info('novalite-api reloaded its configuration')
 
 
 def workers() -> int:
