@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from novalite import exception
+from novalite import exception, objects
 from novalite.virt import driver as virt_driver
 
 
@@ -15,13 +14,13 @@ class Usage:
     disk_gb: int
 
     @classmethod
-    def of_flavor(cls, flavor: Any) -> Usage:
+    def of_flavor(cls, flavor: objects.Flavor) -> Usage:
         swap_gb = (flavor.swap + 1023) // 1024 if flavor.swap else 0
         return cls(flavor.vcpus, flavor.memory_mb,
                    flavor.root_gb + flavor.ephemeral_gb + swap_gb)
 
 
-def test_claim(node: Any, used: Usage, wanted: Usage) -> None:
+def test_claim(node: objects.ComputeNode, used: Usage, wanted: Usage) -> None:
     """Raise ``ComputeResourcesUnavailable`` when ``wanted`` does not fit on ``node``
     beside ``used``, with the same ratios and reservations reported to Placement."""
     from novalite.conf import CONF

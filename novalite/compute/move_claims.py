@@ -8,15 +8,20 @@ instance where the instance now is, by the migration elsewhere.
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from novalite import objects
 from novalite.compute import claims
 
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
+
 Tracked = dict[str, tuple[str, claims.Usage]]
 
 
-def migration_usage(context: Any, host: str, nodename: str, instances: list) -> Tracked:
+def migration_usage(context: RequestContext, host: str, nodename: str,
+                    instances: Iterable[objects.Instance]) -> Tracked:
     """:returns: {instance or migration uuid: (nodename, Usage)} to lay over the usage
     of the host's own instances"""
     migrations = objects.MigrationList.get_in_progress_by_host_and_node(context, host,
@@ -24,12 +29,15 @@ def migration_usage(context: Any, host: str, nodename: str, instances: list) -> 
     if not migrations:
         return {}
     by_uuid = {i.uuid: i for i in instances}
-    missing = sorted({m.instance_uuid for m in migrations} - set(by_uuid))
+    missing = sorted({m.instance_uuid for m in migrations
+                      if m.instance_uuid is not None} - set(by_uuid))
     if missing:
         by_uuid.update((i.uuid, i) for i in objects.InstanceList.get_by_uuids(context,
                                                                              missing))
     usage: Tracked = {}
     for migration in migrations:
+        if migration.instance_uuid is None:
+            continue
         instance = by_uuid.get(migration.instance_uuid)
         if instance is None or instance.deleted:
             continue
@@ -37,7 +45,8 @@ def migration_usage(context: Any, host: str, nodename: str, instances: list) -> 
     return usage
 
 
-def _usage_of(migration: Any, instance: Any, host: str, nodename: str) -> Tracked:
+def _usage_of(migration: objects.Migration, instance: objects.Instance, host: str,
+              nodename: str) -> Tracked:
     old = _flavor(instance, 'old_flavor') or instance.flavor
     new = _flavor(instance, 'new_flavor') or instance.flavor
     wanted = []
@@ -55,5 +64,5 @@ def _usage_of(migration: Any, instance: Any, host: str, nodename: str) -> Tracke
     return {migration.uuid: (nodename, wanted[0])}
 
 
-def _flavor(instance: Any, name: str) -> Any:
+def _flavor(instance: objects.Instance, name: str) -> objects.Flavor | None:
     return getattr(instance, name) if instance.obj_attr_is_set(name) else None

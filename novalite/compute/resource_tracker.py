@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
@@ -24,6 +25,9 @@ from novalite.conf import CONF
 from novalite.context import RequestContext
 from novalite.virt import driver as virt_driver
 
+if TYPE_CHECKING:
+    from novalite.scheduler.client.report import SchedulerReportClient
+
 LOG = logging.getLogger(__name__)
 
 # Seconds a claim's change of the compute node record may wait to be written.
@@ -31,11 +35,12 @@ NODE_SAVE_DELAY = 0.5
 
 
 class ResourceTracker:
-    def __init__(self, host: str, driver: Any, reportclient: Any) -> None:
+    def __init__(self, host: str, driver: virt_driver.ComputeDriver,
+                 reportclient: SchedulerReportClient) -> None:
         self.host = host
         self.driver = driver
         self.reportclient = reportclient
-        self.compute_nodes: dict[str, Any] = {}
+        self.compute_nodes: dict[str, objects.ComputeNode] = {}
         self.provider_tree = ProviderTree()
         self._pushed_traits: dict[str, set[str]] = {}
         # Whether this host's compute service is disabled: its providers then carry
@@ -48,7 +53,7 @@ class ResourceTracker:
 
     # -- periodic ----------------------------------------------------------------------
 
-    def update_available_resource(self, context: Any, nodename: str) -> None:
+    def update_available_resource(self, context: RequestContext, nodename: str) -> None:
         """Refresh the node record and the Placement inventory from the hypervisor and
         this host's instances."""
         resources = self.driver.get_available_resource(nodename)
@@ -68,7 +73,8 @@ class ResourceTracker:
             tracked = set(self.tracked)
         self._remove_orphan_allocations(context, node, tracked)
 
-    def _remove_orphan_allocations(self, context: Any, node: Any, tracked: set[str]) -> None:
+    def _remove_orphan_allocations(self, context: RequestContext, node: objects.ComputeNode,
+                                   tracked: set[str]) -> None:
         """Delete the allocations on ``node``'s provider of instances that are deleted
         (a delete that could not reach Placement left them, or a host that was down).
 
@@ -101,8 +107,8 @@ class ResourceTracker:
             if consumer not in instances:
                 self._remove_finished_migration_allocation(context, consumer, node)
 
-    def _remove_finished_migration_allocation(self, context: Any, consumer: str,
-                                              node: Any) -> None:
+    def _remove_finished_migration_allocation(self, context: RequestContext, consumer: str,
+                                              node: objects.ComputeNode) -> None:
         """A migration holds the source's allocation while a resize waits for its
         confirmation; once the migration has ended (or its instance is gone) the
         allocation is an orphan. Other unknown consumers are left alone."""
@@ -112,7 +118,7 @@ class ResourceTracker:
             return
         gone = [i for i in objects.InstanceList.get_by_uuids(context,
                                                              [migration.instance_uuid])
-                if i.deleted]
+                if i.deleted] if migration.instance_uuid is not None else []
         if migration.in_progress and not gone:
             return
         LOG.warning('Removing the allocation on %s of migration %s (%s) of instance %s',
@@ -121,7 +127,8 @@ class ResourceTracker:
                     migration.instance_uuid)
         self.reportclient.delete_allocation_for_instance(context, consumer)
 
-    def _init_compute_node(self, context: Any, nodename: str, resources: dict) -> Any:
+    def _init_compute_node(self, context: RequestContext, nodename: str,
+                           resources: dict) -> objects.ComputeNode:
         node = self.compute_nodes.get(nodename)
         if node is None:
             try:
@@ -156,20 +163,24 @@ class ResourceTracker:
         return claims.Usage(sum(u.vcpus for u in usages), sum(u.memory_mb for u in usages),
                             sum(u.disk_gb for u in usages))
 
-    def _update(self, context: Any, node: Any, resources: dict | None = None) -> None:
+    def _update(self, context: RequestContext, node: objects.ComputeNode,
+                resources: dict | None = None) -> None:
         """Write the node's usage if it changed; push inventory if it changed."""
         if resources is not None:
             for key, value in self._node_values(resources).items():
                 if getattr(node, key) != value:
                     setattr(node, key, value)
-        used = self._used(node.hypervisor_hostname)
+        nodename = node.hypervisor_hostname
+        # Every node this tracker keeps was read or created by its name.
+        assert nodename is not None
+        used = self._used(nodename)
         node.vcpus_used = used.vcpus
         node.memory_mb_used = used.memory_mb + CONF.reserved_host_memory_mb
         node.local_gb_used = used.disk_gb
         node.free_ram_mb = node.memory_mb - node.memory_mb_used
         node.free_disk_gb = node.local_gb - node.local_gb_used
         node.running_vms = sum(1 for n, _u in self.tracked.values()
-                               if n == node.hypervisor_hostname)
+                               if n == nodename)
         node.current_workload = 0
         if resources is not None:
             if node.obj_what_changed():
@@ -177,10 +188,10 @@ class ResourceTracker:
         else:
             self._save_nodes_soon()
         if resources is not None:
-            self.driver.update_provider_tree(self.provider_tree, node.hypervisor_hostname)
-            data = self.provider_tree.data(node.hypervisor_hostname)
+            self.driver.update_provider_tree(self.provider_tree, nodename)
+            data = self.provider_tree.data(nodename)
             self.reportclient.set_inventory_for_provider(context, data.uuid, data.inventory)
-            self._push_traits(context, node.hypervisor_hostname)
+            self._push_traits(context, nodename)
 
     def _push_traits(self, context: RequestContext, nodename: str) -> None:
         """Send the node's traits, with the service's status trait, if they changed."""
@@ -219,8 +230,8 @@ class ResourceTracker:
 
     # -- claims ------------------------------------------------------------------------
 
-    def instance_claim(self, context: Any, instance: Any, nodename: str,
-                       expected_task_state: Any = None) -> None:
+    def instance_claim(self, context: RequestContext, instance: objects.Instance, nodename: str,
+                       expected_task_state: str | Sequence[str | None] | None = None) -> None:
         """Claim the instance's flavor on ``nodename`` and record the host on it, in
         one save with whatever else the caller changed on the instance.
 
@@ -246,15 +257,15 @@ class ResourceTracker:
             self.tracked[instance.uuid] = (nodename, wanted)
             self._update(context, node)
 
-    def build_failed(self, context: Any, nodename: str) -> None:
+    def build_failed(self, context: RequestContext, nodename: str) -> None:
         """Count a failed build: the BuildFailureWeigher steers builds away from a host
         that keeps failing them. A success resets the count, as in Nova."""
         self._set_failed_builds(context, nodename, None)
 
-    def build_succeeded(self, context: Any, nodename: str) -> None:
+    def build_succeeded(self, context: RequestContext, nodename: str) -> None:
         self._set_failed_builds(context, nodename, 0)
 
-    def _set_failed_builds(self, context: Any, nodename: str, value: int | None) -> None:
+    def _set_failed_builds(self, context: RequestContext, nodename: str, value: int | None) -> None:
         with self._lock:
             node = self.compute_nodes.get(nodename)
             if node is None:
@@ -267,7 +278,8 @@ class ResourceTracker:
                 node.stats = stats
                 node.save()
 
-    def abort_instance_claim(self, context: Any, instance: Any, nodename: str) -> None:
+    def abort_instance_claim(self, context: RequestContext, instance: objects.Instance,
+                             nodename: str) -> None:
         """Undo a claim after a failed build (the instance is rescheduled or in ERROR)."""
         with self._lock:
             tracked = self.tracked.pop(instance.uuid, None)
@@ -276,14 +288,14 @@ class ResourceTracker:
                 if node is not None:
                     self._update(context, node)
 
-    def free_instance(self, context: Any, instance: Any) -> None:
+    def free_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         """Forget a deleted instance's usage."""
         self.abort_instance_claim(context, instance, instance.node or '')
 
     # -- move claims (resize, cold migration, evacuation) -----------------------------------
 
-    def move_claim(self, context: Any, instance: Any, flavor: Any, migration: Any,
-                   nodename: str) -> None:
+    def move_claim(self, context: RequestContext, instance: objects.Instance,
+                   flavor: objects.Flavor, migration: objects.Migration, nodename: str) -> None:
         """Claim ``flavor`` on ``nodename`` for an instance moving here.
 
         :raises ComputeResourcesUnavailable: it does not fit
@@ -298,7 +310,7 @@ class ResourceTracker:
             self.tracked[migration.uuid] = (nodename, wanted)
             self._update(context, node)
 
-    def drop_move_claim(self, context: Any, key: str) -> None:
+    def drop_move_claim(self, context: RequestContext, key: str) -> None:
         """Forget what a move held here (``key``: the migration or instance uuid)."""
         with self._lock:
             tracked = self.tracked.pop(key, None)

@@ -1,11 +1,11 @@
 """Client side of the compute RPC API: casts to one compute host."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import oslo_messaging as messaging
 
-from novalite import rpc
+from novalite import objects, rpc
 from novalite.context import RequestContext
 
 RPC_TOPIC = 'compute'
@@ -15,6 +15,17 @@ UPTIME_TIMEOUT = 10
 # within which each of its heartbeats must come.
 CACHE_IMAGES_TIMEOUT = 1800
 CACHE_IMAGES_HEARTBEAT = 60
+
+
+class _Prepared(Protocol):
+    """What ``RPCClient.prepare`` returns (oslo.messaging has no type information)."""
+
+    def prepare(self, **kwargs: object) -> _Prepared: ...
+
+    def cast(self, ctxt: RequestContext, method: str, **kwargs: object) -> None: ...
+
+    # The answer is what the compute method returned, through the serializer.
+    def call(self, ctxt: RequestContext, method: str, **kwargs: object) -> Any: ...
 
 
 class ComputeAPI:
@@ -39,19 +50,19 @@ class ComputeAPI:
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
 
-    def _client(self, context: Any, host: str, version: str = '1.0') -> Any:
+    def _client(self, context: RequestContext, host: str | None,
+                version: str = '1.0') -> _Prepared:
         transport = getattr(context, 'mq_connection', None)
         return rpc.get_shared_client(self.target, transport=transport).prepare(
             server=host, version=version)
 
-    def build_and_run_instance(self, context: Any, instance: Any, host: str, image: Any,
-                               request_spec: Any, filter_properties: dict,
-                               admin_password: str | None = None,
+    def build_and_run_instance(self, context: RequestContext, instance: objects.Instance, host: str,
+                               image: dict | None, request_spec: objects.RequestSpec | None,
+                               filter_properties: dict, admin_password: str | None = None,
                                injected_files: list | None = None,
-                               requested_networks: Any = None,
-                               block_device_mapping: list | None = None,
-                               node: str | None = None, limits: dict | None = None,
-                               host_list: list | None = None) -> None:
+                               requested_networks: list[dict] | None = None,
+                               block_device_mapping: list | None = None, node: str | None = None,
+                               limits: dict | None = None, host_list: list | None = None) -> None:
         self._client(context, host).cast(
             context, 'build_and_run_instance', instance=instance, image=image,
             request_spec=request_spec, filter_properties=filter_properties,
@@ -60,39 +71,43 @@ class ComputeAPI:
             block_device_mapping=block_device_mapping or [], node=node,
             limits=limits or {}, host_list=host_list or [])
 
-    def terminate_instance(self, context: Any, instance: Any, bdms: list | None = None) -> None:
+    def terminate_instance(self, context: RequestContext, instance: objects.Instance,
+                           bdms: list | None = None) -> None:
         self._client(context, instance.host).cast(
             context, 'terminate_instance', instance=instance, bdms=bdms or [])
 
-    def reboot_instance(self, context: Any, instance: Any, reboot_type: str) -> None:
+    def reboot_instance(self, context: RequestContext, instance: objects.Instance,
+                        reboot_type: str) -> None:
         """:param reboot_type: 'SOFT' or 'HARD'"""
         self._client(context, instance.host, '1.1').cast(
             context, 'reboot_instance', instance=instance, reboot_type=reboot_type)
 
-    def stop_instance(self, context: Any, instance: Any, clean_shutdown: bool = True) -> None:
+    def stop_instance(self, context: RequestContext, instance: objects.Instance,
+                      clean_shutdown: bool = True) -> None:
         self._client(context, instance.host, '1.1').cast(
             context, 'stop_instance', instance=instance, clean_shutdown=clean_shutdown)
 
-    def start_instance(self, context: Any, instance: Any) -> None:
+    def start_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         self._client(context, instance.host, '1.1').cast(
             context, 'start_instance', instance=instance)
 
-    def get_console_output(self, context: Any, instance: Any, tail_length: int | None) -> str:
+    def get_console_output(self, context: RequestContext, instance: objects.Instance,
+                           tail_length: int | None) -> str:
         """:returns: the guest's console log (its last ``tail_length`` lines if given)"""
         return self._client(context, instance.host, '1.1').call(
             context, 'get_console_output', instance=instance, tail_length=tail_length)
 
-    def get_diagnostics(self, context: Any, instance: Any) -> dict:
+    def get_diagnostics(self, context: RequestContext, instance: objects.Instance) -> dict:
         """:returns: the driver's free-form diagnostics of the guest"""
         return self._client(context, instance.host, '1.2').call(
             context, 'get_diagnostics', instance=instance)
 
-    def get_instance_diagnostics(self, context: Any, instance: Any) -> dict:
+    def get_instance_diagnostics(self, context: RequestContext, instance: objects.Instance) -> dict:
         """:returns: the guest's diagnostics in the standard format (API 2.48)"""
         return self._client(context, instance.host, '1.2').call(
             context, 'get_instance_diagnostics', instance=instance)
 
-    def get_host_uptime(self, context: Any, host: str) -> str:
+    def get_host_uptime(self, context: RequestContext, host: str) -> str:
         """:returns: the host's ``uptime`` line (1.3)"""
         return self._client(context, host, '1.3').prepare(timeout=UPTIME_TIMEOUT).call(
             context, 'get_host_uptime')
@@ -117,15 +132,15 @@ class ComputeAPI:
         return self._client(context, host, '1.5').call(
             context, 'host_power_action', action=action)
 
-    def external_instance_event(self, context: Any, instances: list, events: list,
-                                host: str) -> None:
+    def external_instance_event(self, context: RequestContext, instances: list, events: list,
+                                host: str | None) -> None:
         """:param events: dicts with name, tag, status and server_uuid"""
         self._client(context, host, '1.2').cast(
             context, 'external_instance_event', instances=instances, events=events)
 
     # -- rebuild, snapshots, shelve (1.3) ------------------------------------------------
 
-    def rebuild_instance(self, context: Any, instance: Any, image: dict,
+    def rebuild_instance(self, context: RequestContext, instance: objects.Instance, image: dict,
                          admin_password: str | None, injected_files: list,
                          preserve_ephemeral: bool = False) -> None:
         """Destroy the guest and spawn it again from ``image`` (a Glance image dict)."""
@@ -134,31 +149,32 @@ class ComputeAPI:
             admin_password=admin_password, injected_files=injected_files,
             preserve_ephemeral=preserve_ephemeral)
 
-    def snapshot_instance(self, context: Any, instance: Any, image_id: str) -> None:
+    def snapshot_instance(self, context: RequestContext, instance: objects.Instance,
+                          image_id: str) -> None:
         """Upload the root disk as the data of the queued image ``image_id``."""
         self._client(context, instance.host, '1.3').cast(
             context, 'snapshot_instance', instance=instance, image_id=image_id)
 
-    def backup_instance(self, context: Any, instance: Any, image_id: str,
+    def backup_instance(self, context: RequestContext, instance: objects.Instance, image_id: str,
                         backup_type: str, rotation: int) -> None:
         """A snapshot, then keep only the ``rotation`` newest backups of the type."""
         self._client(context, instance.host, '1.3').cast(
             context, 'backup_instance', instance=instance, image_id=image_id,
             backup_type=backup_type, rotation=rotation)
 
-    def shelve_instance(self, context: Any, instance: Any, image_id: str,
+    def shelve_instance(self, context: RequestContext, instance: objects.Instance, image_id: str,
                         clean_shutdown: bool = True) -> None:
         self._client(context, instance.host, '1.3').cast(
             context, 'shelve_instance', instance=instance, image_id=image_id,
             clean_shutdown=clean_shutdown)
 
-    def shelve_offload_instance(self, context: Any, instance: Any,
+    def shelve_offload_instance(self, context: RequestContext, instance: objects.Instance,
                                 clean_shutdown: bool = True) -> None:
         self._client(context, instance.host, '1.3').cast(
             context, 'shelve_offload_instance', instance=instance,
             clean_shutdown=clean_shutdown)
 
-    def unshelve_instance(self, context: Any, instance: Any, host: str,
+    def unshelve_instance(self, context: RequestContext, instance: objects.Instance, host: str,
                           image: dict | None = None, node: str | None = None) -> None:
         """Spawn a shelved-offloaded instance on ``host`` from its shelved ``image``
         (or power a shelved one on where it is, ``image`` None)."""
@@ -167,33 +183,35 @@ class ComputeAPI:
 
     # -- 1.3: in-place actions ---------------------------------------------------------
 
-    def _cast_13(self, context: Any, method: str, instance: Any, **kwargs: Any) -> None:
+    def _cast_13(self, context: RequestContext, method: str, instance: objects.Instance,
+                 **kwargs: object) -> None:
         self._client(context, instance.host, '1.3').cast(
             context, method, instance=instance, **kwargs)
 
-    def pause_instance(self, context: Any, instance: Any) -> None:
+    def pause_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         self._cast_13(context, 'pause_instance', instance)
 
-    def unpause_instance(self, context: Any, instance: Any) -> None:
+    def unpause_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         self._cast_13(context, 'unpause_instance', instance)
 
-    def suspend_instance(self, context: Any, instance: Any) -> None:
+    def suspend_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         self._cast_13(context, 'suspend_instance', instance)
 
-    def resume_instance(self, context: Any, instance: Any) -> None:
+    def resume_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         self._cast_13(context, 'resume_instance', instance)
 
-    def rescue_instance(self, context: Any, instance: Any, rescue_password: str | None,
-                        rescue_image_ref: str | None = None,
+    def rescue_instance(self, context: RequestContext, instance: objects.Instance,
+                        rescue_password: str | None, rescue_image_ref: str | None = None,
                         clean_shutdown: bool = True) -> None:
         self._cast_13(context, 'rescue_instance', instance,
                       rescue_password=rescue_password, rescue_image_ref=rescue_image_ref,
                       clean_shutdown=clean_shutdown)
 
-    def unrescue_instance(self, context: Any, instance: Any) -> None:
+    def unrescue_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         self._cast_13(context, 'unrescue_instance', instance)
 
-    def set_admin_password(self, context: Any, instance: Any, new_pass: str) -> None:
+    def set_admin_password(self, context: RequestContext, instance: objects.Instance,
+                           new_pass: str) -> None:
         """A call, as in Nova: the API answers 409 when the guest cannot take it.
 
         :raises InstancePasswordSetFailed, InstanceAgentNotEnabled,
@@ -202,55 +220,61 @@ class ComputeAPI:
         self._client(context, instance.host, '1.3').call(
             context, 'set_admin_password', instance=instance, new_pass=new_pass)
 
-    def trigger_crash_dump(self, context: Any, instance: Any) -> None:
+    def trigger_crash_dump(self, context: RequestContext, instance: objects.Instance) -> None:
         self._cast_13(context, 'trigger_crash_dump', instance)
 
-    def soft_delete_instance(self, context: Any, instance: Any) -> None:
+    def soft_delete_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         self._cast_13(context, 'soft_delete_instance', instance)
 
-    def restore_instance(self, context: Any, instance: Any) -> None:
+    def restore_instance(self, context: RequestContext, instance: objects.Instance) -> None:
         self._cast_13(context, 'restore_instance', instance)
 
     # -- resize, migrations, evacuation (1.3) ------------------------------------------
 
-    def prep_resize(self, context: Any, instance: Any, flavor: Any, migration: Any,
-                    host: str, node: str, clean_shutdown: bool = True) -> None:
+    def prep_resize(self, context: RequestContext, instance: objects.Instance,
+                    flavor: objects.Flavor, migration: objects.Migration, host: str, node: str,
+                    clean_shutdown: bool = True) -> None:
         """To the destination: claim ``flavor`` there, then ask the source to send
         the instance."""
         self._client(context, host, '1.3').cast(
             context, 'prep_resize', instance=instance, flavor=flavor, migration=migration,
             node=node, clean_shutdown=clean_shutdown)
 
-    def resize_instance(self, context: Any, instance: Any, migration: Any, flavor: Any,
+    def resize_instance(self, context: RequestContext, instance: objects.Instance,
+                        migration: objects.Migration, flavor: objects.Flavor,
                         clean_shutdown: bool = True) -> None:
         """To the source: stop the guest and hand its disks to the destination."""
         self._client(context, migration.source_compute, '1.3').cast(
             context, 'resize_instance', instance=instance, migration=migration,
             flavor=flavor, clean_shutdown=clean_shutdown)
 
-    def finish_resize(self, context: Any, instance: Any, migration: Any,
-                      disk_info: dict) -> None:
+    def finish_resize(self, context: RequestContext, instance: objects.Instance,
+                      migration: objects.Migration, disk_info: dict) -> None:
         """To the destination: make and start the guest with the new flavor."""
         self._client(context, migration.dest_compute, '1.3').cast(
             context, 'finish_resize', instance=instance, migration=migration,
             disk_info=disk_info)
 
-    def confirm_resize(self, context: Any, instance: Any, migration: Any) -> None:
+    def confirm_resize(self, context: RequestContext, instance: objects.Instance,
+                       migration: objects.Migration) -> None:
         """To the source: drop what the resize kept there."""
         self._client(context, migration.source_compute, '1.3').cast(
             context, 'confirm_resize', instance=instance, migration=migration)
 
-    def revert_resize(self, context: Any, instance: Any, migration: Any) -> None:
+    def revert_resize(self, context: RequestContext, instance: objects.Instance,
+                      migration: objects.Migration) -> None:
         """To the destination: remove the new guest, then hand back to the source."""
         self._client(context, migration.dest_compute, '1.3').cast(
             context, 'revert_resize', instance=instance, migration=migration)
 
-    def finish_revert_resize(self, context: Any, instance: Any, migration: Any) -> None:
+    def finish_revert_resize(self, context: RequestContext, instance: objects.Instance,
+                             migration: objects.Migration) -> None:
         """To the source: restore the old flavor, disks and guest."""
         self._client(context, migration.source_compute, '1.3').cast(
             context, 'finish_revert_resize', instance=instance, migration=migration)
 
-    def check_can_live_migrate_destination(self, context: Any, instance: Any, host: str,
+    def check_can_live_migrate_destination(self, context: RequestContext,
+                                           instance: objects.Instance, host: str,
                                            block_migration: bool | None) -> None:
         """A call to the destination of a live migration.
 
@@ -260,8 +284,9 @@ class ComputeAPI:
             context, 'check_can_live_migrate_destination', instance=instance,
             block_migration=block_migration)
 
-    def evacuate_instance(self, context: Any, instance: Any, host: str, node: str,
-                          migration: Any, image: Any, admin_password: str | None) -> None:
+    def evacuate_instance(self, context: RequestContext, instance: objects.Instance, host: str,
+                          node: str, migration: objects.Migration, image: dict | None,
+                          admin_password: str | None) -> None:
         """To the chosen host: build the evacuated instance there again."""
         self._client(context, host, '1.3').cast(
             context, 'evacuate_instance', instance=instance, node=node, migration=migration,
@@ -269,8 +294,8 @@ class ComputeAPI:
 
     # -- network interfaces and fixed IPs (1.4) ----------------------------------------
 
-    def attach_interface(self, context: Any, instance: Any, network_id: str | None,
-                         port_id: str | None, requested_ip: str | None,
+    def attach_interface(self, context: RequestContext, instance: objects.Instance,
+                         network_id: str | None, port_id: str | None, requested_ip: str | None,
                          tag: str | None = None) -> dict:
         """A call, as in Nova: the host makes (or takes) and binds the port and adds
         the NIC, and answers with the VIF.
@@ -282,15 +307,17 @@ class ComputeAPI:
             context, 'attach_interface', instance=instance, network_id=network_id,
             port_id=port_id, requested_ip=requested_ip, tag=tag)
 
-    def detach_interface(self, context: Any, instance: Any, port_id: str) -> None:
+    def detach_interface(self, context: RequestContext, instance: objects.Instance,
+                         port_id: str) -> None:
         self._client(context, instance.host, '1.4').cast(
             context, 'detach_interface', instance=instance, port_id=port_id)
 
-    def add_fixed_ip_to_instance(self, context: Any, instance: Any, network_id: str) -> None:
+    def add_fixed_ip_to_instance(self, context: RequestContext, instance: objects.Instance,
+                                 network_id: str) -> None:
         self._client(context, instance.host, '1.4').cast(
             context, 'add_fixed_ip_to_instance', instance=instance, network_id=network_id)
 
-    def remove_fixed_ip_from_instance(self, context: Any, instance: Any,
+    def remove_fixed_ip_from_instance(self, context: RequestContext, instance: objects.Instance,
                                       address: str) -> None:
         self._client(context, instance.host, '1.4').cast(
             context, 'remove_fixed_ip_from_instance', instance=instance, address=address)

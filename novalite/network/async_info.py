@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures
-from typing import Any, SupportsIndex
+from typing import SupportsIndex, overload
 
 import futurist
 
@@ -31,7 +31,7 @@ def _pool() -> futurist.ThreadPoolExecutor:
         return _POOL
 
 
-class AsyncNetworkInfo(list):  # type: ignore[type-arg]
+class AsyncNetworkInfo(list[model.VIF]):
     """A network info list whose content arrives from ``allocate`` run in the
     background; reading it waits, and raises what ``allocate`` raised."""
 
@@ -64,7 +64,13 @@ class AsyncNetworkInfo(list):  # type: ignore[type-arg]
     def __bool__(self) -> bool:
         return bool(self.wait())
 
-    def __getitem__(self, index: SupportsIndex | slice) -> Any:
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> model.VIF: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[model.VIF]: ...
+
+    def __getitem__(self, index: SupportsIndex | slice) -> model.VIF | list[model.VIF]:
         return self.wait()[index]
 
     def __contains__(self, item: object) -> bool:
@@ -73,7 +79,7 @@ class AsyncNetworkInfo(list):  # type: ignore[type-arg]
     def __eq__(self, other: object) -> bool:
         return self.wait() == other
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         return repr(self.wait()) if self._future.done() else '<network info pending>'

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import urllib.parse
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exc
@@ -31,6 +31,9 @@ from oslo_log import log as logging
 
 from novalite import exception
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    import requests
 
 LOG = logging.getLogger(__name__)
 
@@ -111,7 +114,7 @@ def reset() -> None:
     _ADAPTER = None
 
 
-def _detail(resp: Any) -> tuple[str, str | None]:
+def _detail(resp: requests.Response) -> tuple[str, str | None]:
     try:
         error = resp.json().get('NeutronError') or {}
         return error.get('message') or resp.text[:300], error.get('type')
@@ -137,7 +140,7 @@ class Client:
             self._admin = True
 
     def _request(self, method: str, path: str, body: dict | None = None,
-                 params: dict[str, Any] | None = None) -> dict[str, Any]:
+                 params: dict[str, object] | None = None) -> dict[str, Any]:
         adapter = _adapter()
         url = '/v2.0' + path
         if params:
@@ -167,7 +170,7 @@ class Client:
             return {}
         return resp.json()
 
-    def get(self, path: str, **params: Any) -> dict[str, Any]:
+    def get(self, path: str, **params: object) -> dict[str, Any]:
         return self._request('GET', path, params=params)
 
     def post(self, path: str, body: dict) -> dict[str, Any]:
@@ -181,16 +184,16 @@ class Client:
 
     # -- the nouns the compute side uses ------------------------------------------------
 
-    def list_networks(self, **filters: Any) -> list[dict[str, Any]]:
+    def list_networks(self, **filters: object) -> list[dict[str, Any]]:
         return self.get('/networks', **filters)['networks']
 
     def show_network(self, network_id: str) -> dict[str, Any]:
         return self.get('/networks/%s' % network_id)['network']
 
-    def list_subnets(self, **filters: Any) -> list[dict[str, Any]]:
+    def list_subnets(self, **filters: object) -> list[dict[str, Any]]:
         return self.get('/subnets', **filters)['subnets']
 
-    def list_ports(self, **filters: Any) -> list[dict[str, Any]]:
+    def list_ports(self, **filters: object) -> list[dict[str, Any]]:
         return self.get('/ports', **filters)['ports']
 
     def show_port(self, port_id: str) -> dict[str, Any]:
@@ -205,10 +208,10 @@ class Client:
     def delete_port(self, port_id: str) -> None:
         self.delete('/ports/%s' % port_id)
 
-    def list_floatingips(self, **filters: Any) -> list[dict[str, Any]]:
+    def list_floatingips(self, **filters: object) -> list[dict[str, Any]]:
         return self.get('/floatingips', **filters)['floatingips']
 
-    def list_security_groups(self, **filters: Any) -> list[dict[str, Any]]:
+    def list_security_groups(self, **filters: object) -> list[dict[str, Any]]:
         return self.get('/security-groups', **filters)['security_groups']
 
     def show_quota(self, project_id: str) -> dict[str, Any]:

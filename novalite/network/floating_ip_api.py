@@ -46,7 +46,7 @@ def _add_details(neutron: Neutron, fips: list[FloatingIP]) -> list[FloatingIP]:
     return fips
 
 
-def _list(neutron: Neutron, **filters: Any) -> list[FloatingIP]:
+def _list(neutron: Neutron, **filters: object) -> list[FloatingIP]:
     try:
         return neutron.get('/floatingips', **filters)['floatingips']
     except neutron_client.NeutronNotFound:

@@ -8,12 +8,17 @@ default, ``messagingv2`` for the bus, ``log`` or ``test`` for tests).
 """
 from __future__ import annotations
 
+import datetime
 import traceback
-from typing import Any
+import types
+from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 
-from novalite import rpc
+from novalite import objects, rpc
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -21,16 +26,16 @@ PAYLOAD_VERSION = '1.8'  # the InstanceActionPayload version whose fields this s
 START, END, ERROR = 'start', 'end', 'error'
 
 
-def _iso(value: Any) -> str | None:
+def _iso(value: datetime.datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _get(instance: Any, name: str) -> Any:
-    """A field of ``instance``, None when it is not loaded (never lazy-load here)."""
-    if hasattr(instance, 'obj_attr_is_set') and (
-            name not in instance.fields or not instance.obj_attr_is_set(name)):
+def _get(obj: objects.Instance | objects.Flavor, name: str) -> Any:
+    """A field of ``obj``, None when it is not loaded (never lazy-load here)."""
+    if hasattr(obj, 'obj_attr_is_set') and (
+            name not in obj.fields or not obj.obj_attr_is_set(name)):
         return None
-    return getattr(instance, name, None)
+    return getattr(obj, name, None)
 
 
 def _envelope(name: str, data: dict) -> dict:
@@ -38,7 +43,7 @@ def _envelope(name: str, data: dict) -> dict:
             'nova_object.version': PAYLOAD_VERSION, 'nova_object.data': data}
 
 
-def flavor_payload(flavor: Any) -> dict | None:
+def flavor_payload(flavor: objects.Flavor | None) -> dict | None:
     if flavor is None:
         return None
     return _envelope('FlavorPayload', {
@@ -48,8 +53,8 @@ def flavor_payload(flavor: Any) -> dict | None:
         'extra_specs': dict(_get(flavor, 'extra_specs') or {})})
 
 
-def instance_payload(instance: Any, fault: BaseException | None = None,
-                     **extra: Any) -> dict:
+def instance_payload(instance: objects.Instance, fault: BaseException | None = None,
+                     **extra: object) -> dict:
     """The InstanceActionPayload of ``instance`` (and of ``fault`` on errors)."""
     from novalite.compute import power_state
     data = {
@@ -82,7 +87,7 @@ def instance_payload(instance: Any, fault: BaseException | None = None,
     return _envelope('InstanceActionPayload', data)
 
 
-def _frame(fault: BaseException) -> Any:
+def _frame(fault: BaseException) -> types.FrameType | None:
     tb = fault.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
@@ -99,9 +104,9 @@ def _module_name(fault: BaseException) -> str:
     return frame.f_globals.get('__name__', '') if frame is not None else ''
 
 
-def notify_about_instance_action(context: Any, instance: Any, host: str, action: str,
-                                 phase: str, exception: BaseException | None = None,
-                                 binary: str = 'novalite-compute', **extra: Any) -> None:
+def notify_about_instance_action(context: RequestContext, instance: objects.Instance, host: str,
+                                 action: str, phase: str, exception: BaseException | None = None,
+                                 binary: str = 'novalite-compute', **extra: object) -> None:
     """Send ``instance.<action>.<phase>`` (``phase``: start, end or error).
 
     A notification that cannot be sent is logged, never raised: the operation it

@@ -14,6 +14,8 @@ DISK_KEYS = ('read_bytes', 'read_requests', 'write_bytes', 'write_requests', 'er
 # The API's enum of drivers (Nova's DiagnosticsDriver); a test double names a real one,
 # as Nova's fake driver reports 'libvirt'.
 DRIVERS = ('libvirt', 'xenapi', 'vmwareapi', 'hyperv', 'ironic')
+# A counter, a rate, a MAC address or an id; None where the hypervisor does not tell.
+DetailValue = int | float | str | None
 
 
 def new(state: str, driver: str, hypervisor: str | None = None,
@@ -32,22 +34,23 @@ def new(state: str, driver: str, hypervisor: str | None = None,
             'memory_details': {'maximum': memory_maximum_mb, 'used': memory_used_mb}}
 
 
-def _detail(keys: tuple[str, ...], values: dict[str, Any]) -> dict[str, Any]:
+def _detail(keys: tuple[str, ...], values: dict[str, DetailValue]
+            ) -> dict[str, DetailValue]:
     unknown = set(values) - set(keys)
     if unknown:
         raise ValueError('unknown diagnostics keys: %s' % ', '.join(sorted(unknown)))
     return {key: values.get(key) for key in keys}
 
 
-def add_cpu(diags: dict, **values: Any) -> None:
+def add_cpu(diags: dict, **values: DetailValue) -> None:
     diags['cpu_details'].append(_detail(CPU_KEYS, values))
 
 
-def add_nic(diags: dict, **values: Any) -> None:
+def add_nic(diags: dict, **values: DetailValue) -> None:
     diags['nic_details'].append(_detail(NIC_KEYS, values))
 
 
-def add_disk(diags: dict, **values: Any) -> None:
+def add_disk(diags: dict, **values: DetailValue) -> None:
     diags['disk_details'].append(_detail(DISK_KEYS, values))
 
 

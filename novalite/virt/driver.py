@@ -7,13 +7,37 @@ does what it is told to instances; it never writes to the database or to Placeme
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
-from novalite import exception
+from novalite import exception, objects
 from novalite.compute.provider_tree import ProviderTree
 from novalite.conf import CONF
 from novalite.context import RequestContext
+from novalite.network.model import VIF, NetworkInfo
 from novalite.virt import hardware
+
+if TYPE_CHECKING:
+    from novalite.compute.instance_events import ComputeVirtAPI
+
+# ``callback(instance_uuid, event)`` of register_event_listener.
+EventListener = Callable[[str, str], None]
+
+
+class BlockDeviceInfo(TypedDict, total=False):
+    """What Nova hands a driver about an instance's block devices. novalite attaches no
+    volumes, so the manager passes None; the shape is kept for drivers ported from Nova."""
+    root_device_name: str | None
+    swap: dict[str, object] | None
+    ephemerals: list[dict[str, object]]
+    block_device_mapping: list[dict[str, object]]
+
+
+class UpdateTaskState(Protocol):
+    """The callback ``snapshot`` reports its progress with: sets the instance's task
+    state, checking it was ``expected_state`` (by default what it was)."""
+
+    def __call__(self, task_state: str, expected_state: str | None = None) -> None: ...
 
 
 def allocation_ratio(name: str, node_value: float | None = None) -> float:
@@ -65,7 +89,7 @@ class ComputeDriver:
     # are picked from them). A driver that does not saves the build a Placement GET.
     spawn_uses_allocations = False
 
-    def __init__(self, virtapi: Any = None) -> None:
+    def __init__(self, virtapi: ComputeVirtAPI | None = None) -> None:
         self.virtapi = virtapi
 
     def init_host(self, host: str) -> None:
@@ -100,12 +124,14 @@ class ComputeDriver:
         """UUIDs of the instances the hypervisor has."""
         raise NotImplementedError()
 
-    def instance_exists(self, instance: Any) -> bool:
+    def instance_exists(self, instance: objects.Instance) -> bool:
         return instance.uuid in self.list_instance_uuids()
 
-    def spawn(self, context: Any, instance: Any, image_meta: Any, injected_files: list,
-              admin_password: str | None, allocations: dict, network_info: Any = None,
-              block_device_info: Any = None) -> None:
+    def spawn(self, context: RequestContext, instance: objects.Instance,
+              image_meta: objects.ImageMeta | None, injected_files: list,
+              admin_password: str | None, allocations: dict,
+              network_info: NetworkInfo | None = None,
+              block_device_info: BlockDeviceInfo | None = None) -> None:
         """Create and start the guest; return once it runs.
 
         :param allocations: the instance's Placement allocations (provider → resources)
@@ -114,47 +140,53 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def destroy(self, context: Any, instance: Any, network_info: Any = None,
-                block_device_info: Any = None, destroy_disks: bool = True) -> None:
+    def destroy(self, context: RequestContext, instance: objects.Instance,
+                network_info: NetworkInfo | None = None,
+                block_device_info: BlockDeviceInfo | None = None,
+                destroy_disks: bool = True) -> None:
         """Stop the guest and remove it and its disks. Must succeed when the guest is
         already gone."""
         raise NotImplementedError()
 
-    def get_info(self, instance: Any) -> hardware.InstanceInfo:
+    def get_info(self, instance: objects.Instance) -> hardware.InstanceInfo:
         """Power state of the guest; ``InstanceNotFound`` when the hypervisor lacks it."""
         raise NotImplementedError()
 
-    def register_event_listener(self, callback: Any) -> None:
+    def register_event_listener(self, callback: EventListener) -> None:
         """Call ``callback(instance_uuid, event)`` when a guest changes state on its own
         (drivers without lifecycle events ignore it)."""
 
-    def reboot(self, context: Any, instance: Any, network_info: Any = None,
-               reboot_type: str = 'SOFT', block_device_info: Any = None) -> None:
+    def reboot(self, context: RequestContext, instance: objects.Instance,
+               network_info: NetworkInfo | None = None, reboot_type: str = 'SOFT',
+               block_device_info: BlockDeviceInfo | None = None) -> None:
         """SOFT: a clean restart, falling back to HARD; HARD: power cycle."""
         raise NotImplementedError()
 
-    def power_off(self, instance: Any, timeout: int = 0, retry_interval: int = 0) -> None:
+    def power_off(self, instance: objects.Instance, timeout: int = 0,
+                  retry_interval: int = 0) -> None:
         """Stop the guest, cleanly within ``timeout`` seconds when it is > 0."""
         raise NotImplementedError()
 
-    def power_on(self, context: Any, instance: Any, network_info: Any = None,
-                 block_device_info: Any = None) -> None:
+    def power_on(self, context: RequestContext, instance: objects.Instance,
+                 network_info: NetworkInfo | None = None,
+                 block_device_info: BlockDeviceInfo | None = None) -> None:
         raise NotImplementedError()
 
-    def pause(self, instance: Any) -> None:
+    def pause(self, instance: objects.Instance) -> None:
         raise NotImplementedError()
 
-    def unpause(self, instance: Any) -> None:
+    def unpause(self, instance: objects.Instance) -> None:
         raise NotImplementedError()
 
-    def suspend(self, context: Any, instance: Any) -> None:
+    def suspend(self, context: RequestContext, instance: objects.Instance) -> None:
         raise NotImplementedError()
 
-    def resume(self, context: Any, instance: Any, network_info: Any = None,
-               block_device_info: Any = None) -> None:
+    def resume(self, context: RequestContext, instance: objects.Instance,
+               network_info: NetworkInfo | None = None,
+               block_device_info: BlockDeviceInfo | None = None) -> None:
         raise NotImplementedError()
 
-    def get_console_output(self, context: Any, instance: Any) -> str:
+    def get_console_output(self, context: RequestContext, instance: objects.Instance) -> str:
         """The guest's console log (the API shows a tail of it).
 
         :raises NotImplementedError: the driver keeps no console log (the API answers 501)
@@ -194,7 +226,7 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def get_instance_diagnostics(self, instance: Any) -> dict[str, Any]:
+    def get_instance_diagnostics(self, instance: objects.Instance) -> dict[str, Any]:
         """Diagnostics of a running guest in the standard format (API 2.48).
 
         :returns: a dict made with ``novalite.virt.diagnostics.new``
@@ -202,7 +234,7 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def get_diagnostics(self, instance: Any) -> dict[str, Any]:
+    def get_diagnostics(self, instance: objects.Instance) -> dict[str, Any]:
         """Free-form diagnostics (API before 2.48); by default the standard ones,
         flattened the way Nova's libvirt driver named them."""
         from novalite.virt import diagnostics
@@ -217,8 +249,8 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def snapshot(self, context: Any, instance: Any, image_id: str,
-                 update_task_state: Any) -> None:
+    def snapshot(self, context: RequestContext, instance: objects.Instance, image_id: str,
+                 update_task_state: UpdateTaskState) -> None:
         """Upload the instance's root disk as the data of the queued Glance image
         ``image_id`` (createImage, createBackup, shelve).
 
@@ -234,10 +266,11 @@ class ComputeDriver:
 
     # -- resize and migrations --------------------------------------------------------
 
-    def migrate_disk_and_power_off(self, context: Any, instance: Any, dest: str,
-                                   flavor: Any, network_info: Any = None,
-                                   block_device_info: Any = None, timeout: int = 0,
-                                   retry_interval: int = 0) -> dict:
+    def migrate_disk_and_power_off(self, context: RequestContext, instance: objects.Instance,
+                                   dest: str, flavor: objects.Flavor,
+                                   network_info: NetworkInfo | None = None,
+                                   block_device_info: BlockDeviceInfo | None = None,
+                                   timeout: int = 0, retry_interval: int = 0) -> dict:
         """On the source of a resize or cold migration: stop the guest (cleanly within
         ``timeout`` seconds) and set its disks aside for the destination.
 
@@ -248,29 +281,32 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def finish_migration(self, context: Any, migration: Any, instance: Any,
-                         disk_info: dict, network_info: Any, image_meta: Any,
-                         resize_instance: bool, allocations: dict,
-                         block_device_info: Any = None, power_on: bool = True) -> None:
+    def finish_migration(self, context: RequestContext, migration: objects.Migration,
+                         instance: objects.Instance, disk_info: dict, network_info: NetworkInfo,
+                         image_meta: objects.ImageMeta | None, resize_instance: bool,
+                         allocations: dict, block_device_info: BlockDeviceInfo | None = None,
+                         power_on: bool = True) -> None:
         """On the destination: make the guest from ``disk_info`` with the instance's
         (new) flavor, and start it when ``power_on``."""
         raise NotImplementedError()
 
-    def confirm_migration(self, context: Any, migration: Any, instance: Any,
-                          network_info: Any = None) -> None:
+    def confirm_migration(self, context: RequestContext, migration: objects.Migration,
+                          instance: objects.Instance,
+                          network_info: NetworkInfo | None = None) -> None:
         """On the source, once the resize is confirmed: remove what was set aside
         (and the old guest, if the destination is another host)."""
         raise NotImplementedError()
 
-    def finish_revert_migration(self, context: Any, instance: Any, network_info: Any,
-                                migration: Any, block_device_info: Any = None,
+    def finish_revert_migration(self, context: RequestContext, instance: objects.Instance,
+                                network_info: NetworkInfo, migration: objects.Migration,
+                                block_device_info: BlockDeviceInfo | None = None,
                                 power_on: bool = True) -> None:
         """On the source, when the resize is reverted: bring back the old guest and
         disks, started when ``power_on``."""
         raise NotImplementedError()
 
-    def live_migration_precheck(self, context: Any, instance: Any, dest: str,
-                                block_migration: bool | None) -> None:
+    def live_migration_precheck(self, context: RequestContext, instance: objects.Instance,
+                                dest: str, block_migration: bool | None) -> None:
         """Whether this driver can live-migrate ``instance`` to ``dest``.
 
         :raises MigrationPreCheckError: it cannot (the default: no live migration)
@@ -281,8 +317,8 @@ class ComputeDriver:
 
     # -- network interfaces ---------------------------------------------------------------
 
-    def attach_interface(self, context: Any, instance: Any, image_meta: Any,
-                         vif: dict) -> None:
+    def attach_interface(self, context: RequestContext, instance: objects.Instance,
+                         image_meta: objects.ImageMeta | None, vif: VIF) -> None:
         """Plug ``vif`` (a VIF of ``novalite.network.model``, its port already bound to
         this host) and add its NIC to the guest: live when the guest runs, and to its
         definition either way. Drivers that can say so in ``capabilities``
@@ -293,7 +329,8 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def detach_interface(self, context: Any, instance: Any, vif: dict) -> None:
+    def detach_interface(self, context: RequestContext, instance: objects.Instance,
+                         vif: VIF) -> None:
         """Remove the NIC of ``vif`` from the guest (live and from its definition) and
         unplug it; a NIC the guest no longer has is not an error.
 
@@ -304,8 +341,10 @@ class ComputeDriver:
 
     # -- in-place actions (rescue, password, crash dump, soft delete) --------------------
 
-    def rescue(self, context: Any, instance: Any, network_info: Any, image_meta: Any,
-               rescue_password: str | None, block_device_info: Any = None) -> None:
+    def rescue(self, context: RequestContext, instance: objects.Instance,
+               network_info: NetworkInfo | None, image_meta: objects.ImageMeta,
+               rescue_password: str | None,
+               block_device_info: BlockDeviceInfo | None = None) -> None:
         """Boot the instance from ``image_meta`` with its own root disk attached second,
         keeping what is needed to boot it normally again (``unrescue``).
 
@@ -313,11 +352,11 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def unrescue(self, context: Any, instance: Any) -> None:
+    def unrescue(self, context: RequestContext, instance: objects.Instance) -> None:
         """Boot the instance from its own disk again, dropping the rescue disk."""
         raise NotImplementedError()
 
-    def set_admin_password(self, instance: Any, new_pass: str) -> None:
+    def set_admin_password(self, instance: objects.Instance, new_pass: str) -> None:
         """Set the guest's administrator password.
 
         :raises InstanceAgentNotEnabled: the guest has no agent to do it
@@ -325,7 +364,7 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def trigger_crash_dump(self, instance: Any) -> None:
+    def trigger_crash_dump(self, instance: objects.Instance) -> None:
         """Make the guest dump its kernel (an NMI); whether it does is the guest's
         configuration.
 
@@ -333,23 +372,26 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
-    def soft_delete(self, instance: Any) -> None:
+    def soft_delete(self, instance: objects.Instance) -> None:
         """Keep a deleted instance restorable (the manager powers it off when the
         driver does not implement this)."""
         raise NotImplementedError()
 
-    def restore(self, instance: Any) -> None:
+    def restore(self, instance: objects.Instance) -> None:
         """Undo ``soft_delete`` (the manager powers it on when the driver does not
         implement this)."""
         raise NotImplementedError()
 
-def load_compute_driver(virtapi: Any = None, name: str | None = None) -> ComputeDriver:
+
+def load_compute_driver(virtapi: ComputeVirtAPI | None = None,
+                        name: str | None = None) -> ComputeDriver:
     """The driver named by ``[DEFAULT] compute_driver`` (an entry point name)."""
     from stevedore import driver as sv_driver
     name = name or CONF.compute_driver
     try:
-        manager = sv_driver.DriverManager('novalite.compute.drivers', name,
-                                          invoke_on_load=True, invoke_args=(virtapi,))
+        manager: sv_driver.DriverManager[ComputeDriver] = sv_driver.DriverManager(
+            'novalite.compute.drivers', name, invoke_on_load=True, invoke_args=(virtapi,))
     except Exception as exc:
         raise exception.VirtDriverNotFound(name=name) from exc
-    return manager.driver
+    # Invoked on load, the plug-in is the driver itself, not its factory.
+    return cast(ComputeDriver, manager.driver)

@@ -7,21 +7,25 @@ import struct
 import tempfile
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from novalite import exception
+from novalite import exception, objects
 from novalite.compute import power_state, task_states
 from novalite.conf import CONF
 from novalite.context import RequestContext
 from novalite.image import glance
+from novalite.network.model import VIF, NetworkInfo
 from novalite.virt import diagnostics, driver, hardware
+
+if TYPE_CHECKING:
+    from novalite.compute.instance_events import ComputeVirtAPI
 
 GiB = 1024 ** 3
 _CLUSTER_BITS = 16
 _CLUSTER = 1 << _CLUSTER_BITS
 
 
-def snapshot_format(instance: Any) -> str:
+def snapshot_format(instance: objects.Instance) -> str:
     """The format of a fake guest's disk: its image's if qcow2, else raw (the two
     formats a libvirt snapshot comes out in)."""
     image_format = (instance.system_metadata or {}).get('image_disk_format')
@@ -61,7 +65,7 @@ class FakeDriver(driver.ComputeDriver):
                         supports_console_output=True, supports_attach_interface=True,
                         supports_tagged_attach_interface=True)
 
-    def __init__(self, virtapi: Any = None) -> None:
+    def __init__(self, virtapi: ComputeVirtAPI | None = None) -> None:
         super().__init__(virtapi)
         self._instances: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -109,9 +113,11 @@ class FakeDriver(driver.ComputeDriver):
         with self._lock:
             return list(self._instances)
 
-    def spawn(self, context: Any, instance: Any, image_meta: Any, injected_files: list,
-              admin_password: str | None, allocations: dict, network_info: Any = None,
-              block_device_info: Any = None) -> None:
+    def spawn(self, context: RequestContext, instance: objects.Instance,
+              image_meta: objects.ImageMeta | None, injected_files: list,
+              admin_password: str | None, allocations: dict,
+              network_info: NetworkInfo | None = None,
+              block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         if self._host in CONF.fake_driver.fail_spawn_on_hosts:
             raise exception.ComputeResourcesUnavailable(
                 reason='fake driver told to fail spawn on host %s' % self._host)
@@ -125,41 +131,46 @@ class FakeDriver(driver.ComputeDriver):
                 'disk_gb': flavor.root_gb + flavor.ephemeral_gb,
                 'interfaces': [vif['id'] for vif in network_info or []]}
 
-    def destroy(self, context: Any, instance: Any, network_info: Any = None,
-                block_device_info: Any = None, destroy_disks: bool = True) -> None:
+    def destroy(self, context: RequestContext, instance: objects.Instance,
+                network_info: NetworkInfo | None = None,
+                block_device_info: driver.BlockDeviceInfo | None = None,
+                destroy_disks: bool = True) -> None:
         with self._lock:
             self._instances.pop(instance.uuid, None)
 
-    def get_info(self, instance: Any) -> hardware.InstanceInfo:
+    def get_info(self, instance: objects.Instance) -> hardware.InstanceInfo:
         with self._lock:
             guest = self._instances.get(instance.uuid)
         if guest is None:
             raise exception.InstanceNotFound(instance_id=instance.uuid)
         return hardware.InstanceInfo(state=guest['state'], internal_id=instance.uuid)
 
-    def _set_state(self, instance: Any, state: int) -> None:
+    def _set_state(self, instance: objects.Instance, state: int) -> None:
         with self._lock:
             guest = self._instances.get(instance.uuid)
             if guest is None:
                 raise exception.InstanceNotFound(instance_id=instance.uuid)
             guest['state'] = state
 
-    def reboot(self, context: Any, instance: Any, network_info: Any = None,
-               reboot_type: str = 'SOFT', block_device_info: Any = None) -> None:
+    def reboot(self, context: RequestContext, instance: objects.Instance,
+               network_info: NetworkInfo | None = None, reboot_type: str = 'SOFT',
+               block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         self._set_state(instance, power_state.RUNNING)
 
-    def power_off(self, instance: Any, timeout: int = 0, retry_interval: int = 0) -> None:
+    def power_off(self, instance: objects.Instance, timeout: int = 0,
+                  retry_interval: int = 0) -> None:
         self._set_state(instance, power_state.SHUTDOWN)
 
-    def power_on(self, context: Any, instance: Any, network_info: Any = None,
-                 block_device_info: Any = None) -> None:
+    def power_on(self, context: RequestContext, instance: objects.Instance,
+                 network_info: NetworkInfo | None = None,
+                 block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         self._set_state(instance, power_state.RUNNING)
 
-    def get_console_output(self, context: Any, instance: Any) -> str:
+    def get_console_output(self, context: RequestContext, instance: objects.Instance) -> str:
         self.get_info(instance)
         return ('fake console of instance %s\nbooting\nlogin: ' % instance.uuid)
 
-    def get_instance_diagnostics(self, instance: Any) -> dict[str, Any]:
+    def get_instance_diagnostics(self, instance: objects.Instance) -> dict[str, Any]:
         """Made-up but well-formed figures: one vCPU entry per flavor vCPU, one disk."""
         info = self.get_info(instance)
         flavor = instance.flavor
@@ -174,8 +185,8 @@ class FakeDriver(driver.ComputeDriver):
                              write_requests=0, errors_count=0)
         return diags
 
-    def snapshot(self, context: Any, instance: Any, image_id: str,
-                 update_task_state: Any) -> None:
+    def snapshot(self, context: RequestContext, instance: objects.Instance, image_id: str,
+                 update_task_state: driver.UpdateTaskState) -> None:
         """Upload a stand-in for the guest's root disk, in the format a real driver's
         snapshot would have (qcow2 for a qcow2 image, else raw), and say so in the
         image's ``disk_format``: Glance refuses data that its format inspection finds
@@ -210,16 +221,17 @@ class FakeDriver(driver.ComputeDriver):
 
     # -- resize and migrations ----------------------------------------------------------
 
-    def migrate_disk_and_power_off(self, context: Any, instance: Any, dest: str,
-                                   flavor: Any, network_info: Any = None,
-                                   block_device_info: Any = None, timeout: int = 0,
-                                   retry_interval: int = 0) -> dict:
+    def migrate_disk_and_power_off(self, context: RequestContext, instance: objects.Instance,
+                                   dest: str, flavor: objects.Flavor,
+                                   network_info: NetworkInfo | None = None,
+                                   block_device_info: driver.BlockDeviceInfo | None = None,
+                                   timeout: int = 0, retry_interval: int = 0) -> dict:
         if flavor.root_gb < instance.flavor.root_gb:
             raise exception.CannotResizeDisk(reason='Unable to resize disk down.')
         self._set_state(instance, power_state.SHUTDOWN)
         return {'source_host': self._host}
 
-    def _put(self, instance: Any, running: bool) -> None:
+    def _put(self, instance: objects.Instance, running: bool) -> None:
         flavor = instance.flavor
         with self._lock:
             self._instances[instance.uuid] = {
@@ -227,40 +239,46 @@ class FakeDriver(driver.ComputeDriver):
                 'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
                 'disk_gb': flavor.root_gb + flavor.ephemeral_gb}
 
-    def finish_migration(self, context: Any, migration: Any, instance: Any,
-                         disk_info: dict, network_info: Any, image_meta: Any,
-                         resize_instance: bool, allocations: dict,
-                         block_device_info: Any = None, power_on: bool = True) -> None:
+    def finish_migration(self, context: RequestContext, migration: objects.Migration,
+                         instance: objects.Instance, disk_info: dict, network_info: NetworkInfo,
+                         image_meta: objects.ImageMeta | None, resize_instance: bool,
+                         allocations: dict, block_device_info: driver.BlockDeviceInfo | None = None,
+                         power_on: bool = True) -> None:
         self._put(instance, power_on)
 
-    def confirm_migration(self, context: Any, migration: Any, instance: Any,
-                          network_info: Any = None) -> None:
+    def confirm_migration(self, context: RequestContext, migration: objects.Migration,
+                          instance: objects.Instance,
+                          network_info: NetworkInfo | None = None) -> None:
         if migration.source_compute != migration.dest_compute:
             with self._lock:
                 self._instances.pop(instance.uuid, None)
 
-    def finish_revert_migration(self, context: Any, instance: Any, network_info: Any,
-                                migration: Any, block_device_info: Any = None,
+    def finish_revert_migration(self, context: RequestContext, instance: objects.Instance,
+                                network_info: NetworkInfo, migration: objects.Migration,
+                                block_device_info: driver.BlockDeviceInfo | None = None,
                                 power_on: bool = True) -> None:
         self._put(instance, power_on)
 
     # -- in-place actions ------------------------------------------------------------------
 
-    def pause(self, instance: Any) -> None:
+    def pause(self, instance: objects.Instance) -> None:
         self._set_state(instance, power_state.PAUSED)
 
-    def unpause(self, instance: Any) -> None:
+    def unpause(self, instance: objects.Instance) -> None:
         self._set_state(instance, power_state.RUNNING)
 
-    def suspend(self, context: Any, instance: Any) -> None:
+    def suspend(self, context: RequestContext, instance: objects.Instance) -> None:
         self._set_state(instance, power_state.SUSPENDED)
 
-    def resume(self, context: Any, instance: Any, network_info: Any = None,
-               block_device_info: Any = None) -> None:
+    def resume(self, context: RequestContext, instance: objects.Instance,
+               network_info: NetworkInfo | None = None,
+               block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         self._set_state(instance, power_state.RUNNING)
 
-    def rescue(self, context: Any, instance: Any, network_info: Any, image_meta: Any,
-               rescue_password: str | None, block_device_info: Any = None) -> None:
+    def rescue(self, context: RequestContext, instance: objects.Instance,
+               network_info: NetworkInfo | None, image_meta: objects.ImageMeta,
+               rescue_password: str | None,
+               block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         with self._lock:
             guest = self._instances.get(instance.uuid)
             if guest is None:
@@ -268,7 +286,7 @@ class FakeDriver(driver.ComputeDriver):
             guest['rescue_image'] = getattr(image_meta, 'id', None)
             guest['state'] = power_state.RUNNING
 
-    def unrescue(self, context: Any, instance: Any) -> None:
+    def unrescue(self, context: RequestContext, instance: objects.Instance) -> None:
         with self._lock:
             guest = self._instances.get(instance.uuid)
             if guest is None:
@@ -276,7 +294,7 @@ class FakeDriver(driver.ComputeDriver):
             guest.pop('rescue_image', None)
             guest['state'] = power_state.RUNNING
 
-    def set_admin_password(self, instance: Any, new_pass: str) -> None:
+    def set_admin_password(self, instance: objects.Instance, new_pass: str) -> None:
         """Keeps the password, so tests can see it arrived."""
         with self._lock:
             guest = self._instances.get(instance.uuid)
@@ -284,13 +302,13 @@ class FakeDriver(driver.ComputeDriver):
                 raise exception.InstanceNotFound(instance_id=instance.uuid)
             guest['admin_password'] = new_pass
 
-    def trigger_crash_dump(self, instance: Any) -> None:
+    def trigger_crash_dump(self, instance: objects.Instance) -> None:
         self.get_info(instance)
 
     # -- network interfaces: the guest's NICs are its list of port ids ------------------
 
-    def attach_interface(self, context: Any, instance: Any, image_meta: Any,
-                         vif: dict) -> None:
+    def attach_interface(self, context: RequestContext, instance: objects.Instance,
+                         image_meta: objects.ImageMeta | None, vif: VIF) -> None:
         with self._lock:
             guest = self._instances.get(instance.uuid)
             if guest is None:
@@ -300,7 +318,8 @@ class FakeDriver(driver.ComputeDriver):
                 raise exception.InterfaceAttachFailed(instance_uuid=instance.uuid)
             nics.append(vif['id'])
 
-    def detach_interface(self, context: Any, instance: Any, vif: dict) -> None:
+    def detach_interface(self, context: RequestContext, instance: objects.Instance,
+                         vif: VIF) -> None:
         with self._lock:
             guest = self._instances.get(instance.uuid)
             if guest is None:
@@ -309,7 +328,7 @@ class FakeDriver(driver.ComputeDriver):
             if vif['id'] in nics:
                 nics.remove(vif['id'])
 
-    def interfaces(self, instance: Any) -> list[str]:
+    def interfaces(self, instance: objects.Instance) -> list[str]:
         """The port ids of the guest's NICs (for tests)."""
         with self._lock:
             return list(self._instances.get(instance.uuid, {}).get('interfaces', []))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any
 
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
@@ -32,7 +31,8 @@ class ImageCache:
     :param image_api: the Glance client (``get`` and ``download``).
     """
 
-    def __init__(self, instances_path: str | None = None, image_api: Any = None) -> None:
+    def __init__(self, instances_path: str | None = None,
+                 image_api: glance.API | None = None) -> None:
         self.directory = os.path.join(instances_path or CONF.instances_path,
                                       CONF.image_cache_subdirectory_name)
         self.image_api = image_api or glance.API()
@@ -40,7 +40,7 @@ class ImageCache:
     def path(self, image_id: str) -> str:
         return os.path.join(self.directory, base_name(image_id))
 
-    def fetch(self, context: Any, image_id: str) -> str:
+    def fetch(self, context: RequestContext, image_id: str) -> str:
         """The path of the cached image, downloading it first if this host lacks it.
 
         :raises ImageNotFound, ImageServiceError, GlanceConnectionFailed: from Glance.

@@ -7,6 +7,8 @@ from typing import Any
 
 from oslo_utils import timeutils
 
+from novalite import objects
+
 # The namespace of novalite's <metadata> element (Nova writes the same shape under
 # http://openstack.org/xmlns/libvirt/nova/1.1): who owns the guest, from which flavor.
 NAMESPACE = 'http://novalite.org/xmlns/libvirt/novalite/1.0'
@@ -157,8 +159,8 @@ def interface_xml(interface: GuestInterface) -> str:
     return ET.tostring(GuestConfig._interface(interface), encoding='unicode')
 
 
-def guest_config(instance: Any, virt_type: str, disks: list[GuestDisk],
-                 console_log: str | None, image_meta: Any = None,
+def guest_config(instance: objects.Instance, virt_type: str, disks: list[GuestDisk],
+                 console_log: str | None, image_meta: objects.ImageMeta | None = None,
                  kernel: str | None = None, initrd: str | None = None,
                  interfaces: list[GuestInterface] | None = None) -> GuestConfig:
     """The domain of ``instance``: named ``instance.name``, sized by its flavor, with
@@ -183,16 +185,18 @@ def guest_config(instance: Any, virt_type: str, disks: list[GuestDisk],
                        kernel=kernel, initrd=initrd, cmdline=cmdline)
 
 
-def metadata_of(xml: str) -> dict[str, Any]:
+def metadata_of(xml: str) -> dict[str, str | None]:
     """Parse a domain's novalite metadata back (empty when the domain is not ours)."""
     domain = ET.fromstring(xml)
     element = domain.find('metadata/' + _q('instance'))
     if element is None:
         return {}
     flavor = element.find(_q('flavor'))
+    project = element.find(_q('owner') + '/' + _q('project'))
+    user = element.find(_q('owner') + '/' + _q('user'))
     return {
         'name': element.findtext(_q('name')),
         'flavor': flavor.get('name') if flavor is not None else None,
-        'project_id': element.find(_q('owner') + '/' + _q('project')).get('uuid'),
-        'user_id': element.find(_q('owner') + '/' + _q('user')).get('uuid'),
+        'project_id': project.get('uuid') if project is not None else None,
+        'user_id': user.get('uuid') if user is not None else None,
     }

@@ -12,21 +12,27 @@ import json
 import os
 import shutil
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libvirt
 from oslo_log import log as logging
 from oslo_utils import excutils, timeutils
 
-from novalite import concurrency, exception
+from novalite import concurrency, exception, objects
 from novalite.compute import power_state, task_states
+from novalite.compute.provider_tree import ProviderTree
 from novalite.conf import CONF
 from novalite.context import RequestContext
+from novalite.image import glance
 from novalite.network import model as network_model
 from novalite.virt import diagnostics, driver, hardware, imagecache
 from novalite.virt.libvirt import config, imagebackend
+from novalite.virt.libvirt import guest as libvirt_guest
 from novalite.virt.libvirt import host as libvirt_host
 from novalite.virt.libvirt import vif as libvirt_vif
+
+if TYPE_CHECKING:
+    from novalite.compute.instance_events import ComputeVirtAPI, EventKey, InstanceLike
 
 LOG = logging.getLogger(__name__)
 
@@ -51,8 +57,8 @@ class LibvirtDriver(driver.ComputeDriver):
                         supports_console_output=True, supports_attach_interface=True,
                         supports_tagged_attach_interface=True)
 
-    def __init__(self, virtapi: Any = None, connection_uri: str | None = None,
-                 instances_path: str | None = None, image_api: Any = None,
+    def __init__(self, virtapi: ComputeVirtAPI | None = None, connection_uri: str | None = None,
+                 instances_path: str | None = None, image_api: glance.API | None = None,
                  vif_plugger: libvirt_vif.Plugger | None = None) -> None:
         super().__init__(virtapi)
         self.virt_type = CONF.libvirt.virt_type
@@ -63,7 +69,7 @@ class LibvirtDriver(driver.ComputeDriver):
         self.image_cache = imagecache.ImageCache(self.instances_path, image_api)
         self.image_backend = imagebackend.Backend(CONF.libvirt.images_type, self.virt_type)
         self._nodename: str | None = None
-        self._event_listener: Any = None
+        self._event_listener: driver.EventListener | None = None
         self.vif_plugger: libvirt_vif.Plugger = (
             vif_plugger if vif_plugger is not None else libvirt_vif)
 
@@ -96,7 +102,7 @@ class LibvirtDriver(driver.ComputeDriver):
     def cleanup_host(self, host: str) -> None:
         self.host.close()
 
-    def register_event_listener(self, callback: Any) -> None:
+    def register_event_listener(self, callback: driver.EventListener) -> None:
         """``callback(instance_uuid, event)`` for each guest lifecycle event (one of the
         ``host.EVENT_*`` names)."""
         self._event_listener = callback
@@ -135,7 +141,7 @@ class LibvirtDriver(driver.ComputeDriver):
             'supported_instances': [[info[0], self.virt_type, 'hvm']],
         }
 
-    def update_provider_tree(self, provider_tree: Any, nodename: str) -> None:
+    def update_provider_tree(self, provider_tree: ProviderTree, nodename: str) -> None:
         resources = self.get_available_resource(nodename)
         provider_tree.update_inventory(nodename, driver.standard_inventory(resources))
         features = json.loads(resources['cpu_info']).get('features', [])
@@ -157,19 +163,21 @@ class LibvirtDriver(driver.ComputeDriver):
     def list_instance_uuids(self) -> list[str]:
         return [guest.uuid for guest in self.host.list_guests()]
 
-    def instance_exists(self, instance: Any) -> bool:
+    def instance_exists(self, instance: objects.Instance) -> bool:
         try:
             self.host.get_guest(instance.uuid)
         except exception.InstanceNotFound:
             return False
         return True
 
-    def instance_dir(self, instance: Any) -> str:
+    def instance_dir(self, instance: objects.Instance) -> str:
         return os.path.join(self.instances_path, instance.uuid)
 
-    def spawn(self, context: Any, instance: Any, image_meta: Any, injected_files: list,
-              admin_password: str | None, allocations: dict, network_info: Any = None,
-              block_device_info: Any = None) -> None:
+    def spawn(self, context: RequestContext, instance: objects.Instance,
+              image_meta: objects.ImageMeta | None, injected_files: list,
+              admin_password: str | None, allocations: dict,
+              network_info: network_model.NetworkInfo | None = None,
+              block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         directory = self.instance_dir(instance)
         os.makedirs(directory, exist_ok=True)
         disks, kernel, initrd = self._create_disks(context, instance, image_meta, directory)
@@ -181,7 +189,8 @@ class LibvirtDriver(driver.ComputeDriver):
                                                 wait_for_vifs=True)
         LOG.info('Guest %s of instance %s is running', guest.name, instance.uuid)
 
-    def _create_disks(self, context: Any, instance: Any, image_meta: Any,
+    def _create_disks(self, context: RequestContext, instance: objects.Instance,
+                      image_meta: objects.ImageMeta | None,
                       directory: str) -> tuple[list[config.GuestDisk], str | None, str | None]:
         flavor = instance.flavor
         disks: list[config.GuestDisk] = []
@@ -205,7 +214,7 @@ class LibvirtDriver(driver.ComputeDriver):
                                   'ramdisk')
         return disks, kernel, initrd
 
-    def _copy_image(self, context: Any, image_id: str | None, directory: str,
+    def _copy_image(self, context: RequestContext, image_id: str | None, directory: str,
                     name: str) -> str | None:
         if not image_id:
             return None
@@ -214,14 +223,16 @@ class LibvirtDriver(driver.ComputeDriver):
         return path
 
     @staticmethod
-    def _wait_running(guest: Any) -> None:
+    def _wait_running(guest: libvirt_guest.Guest) -> None:
         if not guest.wait_for_state((power_state.RUNNING,), START_TIMEOUT):
             raise exception.NovaliteException(
                 'Guest %s is not running %ds after it was started'
                 % (guest.uuid, START_TIMEOUT))
 
-    def destroy(self, context: Any, instance: Any, network_info: Any = None,
-                block_device_info: Any = None, destroy_disks: bool = True) -> None:
+    def destroy(self, context: RequestContext, instance: objects.Instance,
+                network_info: network_model.NetworkInfo | None = None,
+                block_device_info: driver.BlockDeviceInfo | None = None,
+                destroy_disks: bool = True) -> None:
         try:
             guest = self.host.get_guest(instance.uuid)
         except exception.InstanceNotFound:
@@ -237,10 +248,10 @@ class LibvirtDriver(driver.ComputeDriver):
         if destroy_disks:
             shutil.rmtree(self.instance_dir(instance), ignore_errors=True)
 
-    def get_info(self, instance: Any) -> hardware.InstanceInfo:
+    def get_info(self, instance: objects.Instance) -> hardware.InstanceInfo:
         return self.host.get_guest(instance.uuid).get_info()
 
-    def get_console_output(self, context: Any, instance: Any) -> str:
+    def get_console_output(self, context: RequestContext, instance: objects.Instance) -> str:
         path = os.path.join(self.instance_dir(instance), 'console.log')
         if not os.path.exists(path):
             if self.host.is_test:
@@ -252,8 +263,9 @@ class LibvirtDriver(driver.ComputeDriver):
 
     # -- power -----------------------------------------------------------------------------
 
-    def reboot(self, context: Any, instance: Any, network_info: Any = None,
-               reboot_type: str = 'SOFT', block_device_info: Any = None) -> None:
+    def reboot(self, context: RequestContext, instance: objects.Instance,
+               network_info: network_model.NetworkInfo | None = None, reboot_type: str = 'SOFT',
+               block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         """SOFT: shut down cleanly and start again, else (timeout) a HARD reboot;
         HARD: stop at once and start again."""
         guest = self.host.get_guest(instance.uuid)
@@ -272,7 +284,7 @@ class LibvirtDriver(driver.ComputeDriver):
         LOG.info('Instance %s hard rebooted', instance.uuid)
 
     @staticmethod
-    def _clean_shutdown(guest: Any, timeout: int) -> bool:
+    def _clean_shutdown(guest: libvirt_guest.Guest, timeout: int) -> bool:
         """Ask the guest to shut down; True once it is off within ``timeout`` seconds."""
         if not guest.is_active():
             return True
@@ -286,39 +298,42 @@ class LibvirtDriver(driver.ComputeDriver):
             return False
         return guest.wait_for_state((power_state.SHUTDOWN, power_state.CRASHED), timeout)
 
-    def power_off(self, instance: Any, timeout: int = 0, retry_interval: int = 0) -> None:
+    def power_off(self, instance: objects.Instance, timeout: int = 0,
+                  retry_interval: int = 0) -> None:
         """Stop the guest: cleanly within ``timeout`` seconds if given, else at once."""
         guest = self.host.get_guest(instance.uuid)
         if timeout and self._clean_shutdown(guest, timeout):
             return
         guest.poweroff()
 
-    def power_on(self, context: Any, instance: Any, network_info: Any = None,
-                 block_device_info: Any = None) -> None:
+    def power_on(self, context: RequestContext, instance: objects.Instance,
+                 network_info: network_model.NetworkInfo | None = None,
+                 block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         guest = self.host.get_guest(instance.uuid)
         if not guest.is_active():
             self.plug_vifs(instance, network_info)
             guest.launch()
         self._wait_running(guest)
 
-    def pause(self, instance: Any) -> None:
+    def pause(self, instance: objects.Instance) -> None:
         self.host.get_guest(instance.uuid).pause()
 
-    def unpause(self, instance: Any) -> None:
+    def unpause(self, instance: objects.Instance) -> None:
         self.host.get_guest(instance.uuid).resume()
 
-    def suspend(self, context: Any, instance: Any) -> None:
+    def suspend(self, context: RequestContext, instance: objects.Instance) -> None:
         """Save the guest's memory to disk and stop it (libvirt managed save)."""
         self.host.get_guest(instance.uuid).save()
 
-    def resume(self, context: Any, instance: Any, network_info: Any = None,
-               block_device_info: Any = None) -> None:
+    def resume(self, context: RequestContext, instance: objects.Instance,
+               network_info: network_model.NetworkInfo | None = None,
+               block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         guest = self.host.get_guest(instance.uuid)
         self.plug_vifs(instance, network_info)
         guest.launch()
         self._wait_running(guest)
 
-    def get_instance_diagnostics(self, instance: Any) -> dict[str, Any]:
+    def get_instance_diagnostics(self, instance: objects.Instance) -> dict[str, Any]:
         """Diagnostics from the domain's info and its vCPU, disk and NIC counters."""
         guest = self.host.get_guest(instance.uuid)
         stats = guest.get_stats()
@@ -353,8 +368,8 @@ class LibvirtDriver(driver.ComputeDriver):
         """Fetch the image into this host's cache (``_base``), where spawn looks."""
         return self.image_cache.cache(context, image_id)
 
-    def snapshot(self, context: Any, instance: Any, image_id: str,
-                 update_task_state: Any) -> None:
+    def snapshot(self, context: RequestContext, instance: objects.Instance, image_id: str,
+                 update_task_state: driver.UpdateTaskState) -> None:
         """Copy the root disk with ``qemu-img convert`` (flattened, in the disk's own
         format) and upload it as the data of Glance image ``image_id``.
 
@@ -400,12 +415,14 @@ class LibvirtDriver(driver.ComputeDriver):
 
     # -- VIFs (see virt/libvirt/vif.py) ----------------------------------------------------
 
-    def plug_vifs(self, instance: Any, network_info: network_model.NetworkInfo | None) -> None:
+    def plug_vifs(self, instance: objects.Instance,
+                  network_info: network_model.NetworkInfo | None) -> None:
         """Plug every VIF (again: plugging is idempotent)."""
         for vif in network_info or []:
             self.vif_plugger.plug(instance, vif)
 
-    def unplug_vifs(self, instance: Any, network_info: network_model.NetworkInfo | None,
+    def unplug_vifs(self, instance: objects.Instance,
+                    network_info: network_model.NetworkInfo | None,
                     ignore_errors: bool = False) -> None:
         for vif in network_info or []:
             try:
@@ -416,8 +433,8 @@ class LibvirtDriver(driver.ComputeDriver):
                 LOG.warning('Could not unplug VIF %s of %s: %s', vif['id'],
                             instance.uuid, exc)
 
-    def attach_interface(self, context: Any, instance: Any, image_meta: Any,
-                         vif: network_model.VIF) -> None:
+    def attach_interface(self, context: RequestContext, instance: objects.Instance,
+                         image_meta: objects.ImageMeta | None, vif: network_model.VIF) -> None:
         """Plug the VIF (os-vif), then add its NIC to the domain's definition and, when
         the domain runs (or is paused), to the guest too; a failed attach unplugs."""
         guest = self.host.get_guest(instance.uuid)
@@ -430,7 +447,8 @@ class LibvirtDriver(driver.ComputeDriver):
             self.unplug_vifs(instance, [vif], ignore_errors=True)
             raise exception.InterfaceAttachFailed(instance_uuid=instance.uuid) from exc
 
-    def detach_interface(self, context: Any, instance: Any, vif: network_model.VIF) -> None:
+    def detach_interface(self, context: RequestContext, instance: objects.Instance,
+                         vif: network_model.VIF) -> None:
         """Remove the NIC (matched by MAC) from the guest and the definition wherever it
         still is, then unplug the VIF."""
         try:
@@ -454,7 +472,7 @@ class LibvirtDriver(driver.ComputeDriver):
         self.unplug_vifs(instance, [vif])
 
     def _vif_plugged_events(self, network_info: network_model.NetworkInfo
-                            ) -> list[tuple[str, str]]:
+                            ) -> list[EventKey]:
         """The ``network-vif-plugged`` events to wait for: one per port Neutron has not
         reported active yet (none when waiting is off or there is no virtapi)."""
         if not CONF.vif_plugging_timeout or self.virtapi is None:
@@ -462,17 +480,17 @@ class LibvirtDriver(driver.ComputeDriver):
         return [('network-vif-plugged', vif['id']) for vif in network_info
                 if not vif.get('active', True)]
 
-    def _neutron_failed_callback(self, event_name: str, instance: Any) -> None:
+    def _neutron_failed_callback(self, event_name: str, instance: InstanceLike) -> None:
         LOG.error('Neutron reported failure on event %s for instance %s', event_name,
                   instance.uuid)
         if CONF.vif_plugging_is_fatal:
             raise exception.VirtualInterfaceCreateException(
                 reason='Neutron reported failure on event %s' % event_name)
 
-    def _create_guest_with_network(self, instance: Any, xml: str,
+    def _create_guest_with_network(self, instance: objects.Instance, xml: str,
                                    network_info: network_model.NetworkInfo | None,
                                    power_on: bool = True,
-                                   wait_for_vifs: bool = False) -> Any:
+                                   wait_for_vifs: bool = False) -> libvirt_guest.Guest:
         """Plug the VIFs and define the domain; start it (if ``power_on``) once Neutron
         reported the ports plugged, when ``wait_for_vifs``. The test driver cannot start
         a domain paused, so the domain is defined but not started while waiting. On
@@ -480,7 +498,7 @@ class LibvirtDriver(driver.ComputeDriver):
         network_info = network_info or []
         events = self._vif_plugged_events(network_info) if wait_for_vifs else []
         try:
-            if events:
+            if events and self.virtapi is not None:
                 with self.virtapi.wait_for_instance_event(
                         instance, events, deadline=CONF.vif_plugging_timeout,
                         error_callback=self._neutron_failed_callback):
@@ -495,17 +513,18 @@ class LibvirtDriver(driver.ComputeDriver):
                 self.unplug_vifs(instance, network_info, ignore_errors=True)
         return guest
 
-    def _plug_and_define(self, instance: Any, xml: str,
-                         network_info: network_model.NetworkInfo) -> Any:
+    def _plug_and_define(self, instance: objects.Instance, xml: str,
+                         network_info: network_model.NetworkInfo) -> libvirt_guest.Guest:
         self.plug_vifs(instance, network_info)
         return self.host.define(xml)
 
     # -- resize and cold migration (see virt/libvirt/migration.py) ------------------------
 
-    def migrate_disk_and_power_off(self, context: Any, instance: Any, dest: str,
-                                   flavor: Any, network_info: Any = None,
-                                   block_device_info: Any = None, timeout: int = 0,
-                                   retry_interval: int = 0) -> dict:
+    def migrate_disk_and_power_off(self, context: RequestContext, instance: objects.Instance,
+                                   dest: str, flavor: objects.Flavor,
+                                   network_info: network_model.NetworkInfo | None = None,
+                                   block_device_info: driver.BlockDeviceInfo | None = None,
+                                   timeout: int = 0, retry_interval: int = 0) -> dict:
         """Stop the guest and set its directory aside as ``<dir>_resize``; the domain
         stays defined (stopped) here until the resize is confirmed or reverted."""
         from novalite.virt.libvirt import migration
@@ -520,10 +539,12 @@ class LibvirtDriver(driver.ComputeDriver):
                  instance.uuid, aside, dest)
         return {'source_dir': aside, 'old_dir': directory}
 
-    def finish_migration(self, context: Any, migration: Any, instance: Any,
-                         disk_info: dict, network_info: Any, image_meta: Any,
-                         resize_instance: bool, allocations: dict,
-                         block_device_info: Any = None, power_on: bool = True) -> None:
+    def finish_migration(self, context: RequestContext, migration: objects.Migration,
+                         instance: objects.Instance, disk_info: dict,
+                         network_info: network_model.NetworkInfo,
+                         image_meta: objects.ImageMeta | None, resize_instance: bool,
+                         allocations: dict, block_device_info: driver.BlockDeviceInfo | None = None,
+                         power_on: bool = True) -> None:
         """Copy the set-aside files here, grow the disks, define the domain with the
         instance's (new) flavor and start it when ``power_on``."""
         from novalite.virt.libvirt import migration as lv_migration
@@ -542,8 +563,9 @@ class LibvirtDriver(driver.ComputeDriver):
         LOG.info('Guest of instance %s defined here with %d MiB and %d vCPUs',
                  instance.uuid, instance.flavor.memory_mb, instance.flavor.vcpus)
 
-    def confirm_migration(self, context: Any, migration: Any, instance: Any,
-                          network_info: Any = None) -> None:
+    def confirm_migration(self, context: RequestContext, migration: objects.Migration,
+                          instance: objects.Instance,
+                          network_info: network_model.NetworkInfo | None = None) -> None:
         """Remove the set-aside files, and the old domain when the instance moved to
         another host."""
         from novalite.virt.libvirt import migration as lv_migration
@@ -552,8 +574,10 @@ class LibvirtDriver(driver.ComputeDriver):
         if migration.source_compute != migration.dest_compute:
             self.destroy(context, instance, destroy_disks=False)
 
-    def finish_revert_migration(self, context: Any, instance: Any, network_info: Any,
-                                migration: Any, block_device_info: Any = None,
+    def finish_revert_migration(self, context: RequestContext, instance: objects.Instance,
+                                network_info: network_model.NetworkInfo,
+                                migration: objects.Migration,
+                                block_device_info: driver.BlockDeviceInfo | None = None,
                                 power_on: bool = True) -> None:
         """Put the set-aside files back and define the old domain again."""
         from novalite.virt.libvirt import migration as lv_migration
@@ -561,8 +585,8 @@ class LibvirtDriver(driver.ComputeDriver):
             instance, lv_migration.restore(self.instance_dir(instance)), network_info,
             power_on=power_on)
 
-    def live_migration_precheck(self, context: Any, instance: Any, dest: str,
-                                block_migration: bool | None) -> None:
+    def live_migration_precheck(self, context: RequestContext, instance: objects.Instance,
+                                dest: str, block_migration: bool | None) -> None:
         """Live migration needs libvirt's migration API between two daemons, which the
         test driver lacks and novalite does not drive yet."""
         reason = ('the libvirt test driver has no migration support' if self.host.is_test
@@ -572,24 +596,26 @@ class LibvirtDriver(driver.ComputeDriver):
 
     # -- in-place actions (rescue, password, crash dump) ---------------------------------
 
-    def rescue(self, context: Any, instance: Any, network_info: Any, image_meta: Any,
-               rescue_password: str | None, block_device_info: Any = None) -> None:
+    def rescue(self, context: RequestContext, instance: objects.Instance,
+               network_info: network_model.NetworkInfo | None, image_meta: objects.ImageMeta,
+               rescue_password: str | None,
+               block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         """Boot the rescue image with the root disk second (see ``rescue.py``). The
         password cannot be injected without a config drive: it is not used."""
         from novalite.virt.libvirt import rescue
         self.plug_vifs(instance, network_info)
         rescue.rescue(self, context, instance, image_meta)
 
-    def unrescue(self, context: Any, instance: Any) -> None:
+    def unrescue(self, context: RequestContext, instance: objects.Instance) -> None:
         from novalite.virt.libvirt import rescue
         rescue.unrescue(self, instance)
 
-    def set_admin_password(self, instance: Any, new_pass: str) -> None:
+    def set_admin_password(self, instance: objects.Instance, new_pass: str) -> None:
         """Through the QEMU guest agent, which the image must declare
         (``hw_qemu_guest_agent=yes``), as Nova requires; the user is the image's
         ``os_admin_user``, else root (Administrator on Windows)."""
         system_metadata = instance.system_metadata or {}
-        if system_metadata.get('image_hw_qemu_guest_agent', '').lower() not in (
+        if (system_metadata.get('image_hw_qemu_guest_agent') or '').lower() not in (
                 'yes', 'true', '1'):
             raise exception.QemuGuestAgentNotEnabled()
         user = system_metadata.get('image_os_admin_user') or (
@@ -604,7 +630,7 @@ class LibvirtDriver(driver.ComputeDriver):
                 'Error from libvirt while setting the password of "%s": [Error Code %s] %s'
                 % (user, exc.get_error_code(), exc.get_error_message())) from exc
 
-    def trigger_crash_dump(self, instance: Any) -> None:
+    def trigger_crash_dump(self, instance: objects.Instance) -> None:
         """Inject an NMI into the guest."""
         try:
             self.host.get_guest(instance.uuid).inject_nmi()

@@ -7,6 +7,7 @@ for a real hypervisor only a raw copy of a raw base can be made.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import os
 import shutil
@@ -22,7 +23,14 @@ LOG = logging.getLogger(__name__)
 GiB = 1024 ** 3
 # Glance disk formats that are raw data under another name.
 _RAW_ALIASES = ('raw', 'ami', 'aki', 'ari')
-_DEFAULT = object()
+
+
+class _Default(enum.Enum):
+    """``qemu_img`` not given: look it up on ``PATH``."""
+    TOKEN = 0
+
+
+_DEFAULT = _Default.TOKEN
 
 
 @dataclasses.dataclass
@@ -42,7 +50,8 @@ class Backend:
         ``None`` for none.
     """
 
-    def __init__(self, images_type: str, virt_type: str, qemu_img: Any = _DEFAULT) -> None:
+    def __init__(self, images_type: str, virt_type: str,
+                 qemu_img: str | None | _Default = _DEFAULT) -> None:
         self.images_type = images_type
         self.virt_type = virt_type
         self.qemu_img: str | None = (shutil.which('qemu-img') if qemu_img is _DEFAULT
@@ -129,6 +138,8 @@ class Backend:
         return Disk(path, 'raw')
 
     def _run(self, *args: str, path: str) -> tuple[str, str]:
+        # Callers make the disk without qemu-img when there is none.
+        assert self.qemu_img is not None
         try:
             return processutils.execute(self.qemu_img, *args)
         except processutils.ProcessExecutionError as exc:

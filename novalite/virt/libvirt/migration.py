@@ -13,12 +13,11 @@ from __future__ import annotations
 import os
 import shutil
 import xml.etree.ElementTree as ET
-from typing import Any
 
 from oslo_concurrency import processutils
 from oslo_log import log as logging
 
-from novalite import exception
+from novalite import exception, objects
 from novalite.virt.libvirt import config
 
 LOG = logging.getLogger(__name__)
@@ -34,7 +33,7 @@ def resize_dir(instance_dir: str) -> str:
     return instance_dir.rstrip('/') + RESIZE_SUFFIX
 
 
-def check_disks_fit(instance: Any, flavor: Any) -> None:
+def check_disks_fit(instance: objects.Instance, flavor: objects.Flavor) -> None:
     """:raises CannotResizeDisk: a disk of the new flavor is smaller (libvirt cannot
     shrink a disk safely)"""
     for _name, field in _DISK_SIZES:
@@ -78,7 +77,7 @@ def copy_in(source_dir: str, instance_dir: str) -> None:
                     ignore=shutil.ignore_patterns(SAVED_XML))
 
 
-def grow_disks(instance_dir: str, flavor: Any, qemu_img: str | None) -> None:
+def grow_disks(instance_dir: str, flavor: objects.Flavor, qemu_img: str | None) -> None:
     """Grow each disk to the new flavor's size (never shrink: checked on the source)."""
     for name, field in _DISK_SIZES:
         path = os.path.join(instance_dir, name)
@@ -107,7 +106,7 @@ def restore(instance_dir: str) -> str:
     return domain_xml
 
 
-def resized_xml(domain_xml: str, flavor: Any, old_dir: str, new_dir: str) -> str:
+def resized_xml(domain_xml: str, flavor: objects.Flavor, old_dir: str, new_dir: str) -> str:
     """The domain XML with the new flavor's memory and vCPUs, its files under
     ``new_dir`` instead of ``old_dir``."""
     domain = ET.fromstring(domain_xml)
@@ -131,11 +130,12 @@ def resized_xml(domain_xml: str, flavor: Any, old_dir: str, new_dir: str) -> str
     return ET.tostring(domain, encoding='unicode')
 
 
-def _set_flavor_metadata(domain: ET.Element, flavor: Any) -> None:
+def _set_flavor_metadata(domain: ET.Element, flavor: objects.Flavor) -> None:
     element = domain.find('metadata/%s/%s' % (config._q('instance'), config._q('flavor')))
     if element is None:
         return
-    element.set('name', flavor.name)
+    if flavor.name is not None:
+        element.set('name', flavor.name)
     values = {'memory': flavor.memory_mb, 'disk': flavor.root_gb, 'swap': flavor.swap,
               'ephemeral': flavor.ephemeral_gb, 'vcpus': flavor.vcpus}
     for key, value in values.items():

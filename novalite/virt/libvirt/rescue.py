@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
-from novalite import exception
+from novalite import exception, objects
 from novalite.virt.libvirt import config
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
+    from novalite.virt.libvirt.driver import LibvirtDriver
 
 LOG = logging.getLogger(__name__)
 
@@ -35,7 +39,8 @@ def root_disk(xml: str, instance_uuid: str) -> config.GuestDisk:
                                          reason='its domain has no disk')
 
 
-def rescue(drv: Any, context: Any, instance: Any, image_meta: Any) -> None:
+def rescue(drv: LibvirtDriver, context: RequestContext, instance: objects.Instance,
+           image_meta: objects.ImageMeta) -> None:
     """Boot ``instance`` from ``image_meta``; its guest must be off already.
 
     On failure the original definition is put back and the rescue files removed, so
@@ -61,8 +66,11 @@ def rescue(drv: Any, context: Any, instance: Any, image_meta: Any) -> None:
     LOG.info('Instance %s is rescued (image %s)', instance.uuid, image_meta.id)
 
 
-def _rescue_xml(drv: Any, context: Any, instance: Any, image_meta: Any, original: str,
-                directory: str) -> str:
+def _rescue_xml(drv: LibvirtDriver, context: RequestContext, instance: objects.Instance,
+                image_meta: objects.ImageMeta, original: str, directory: str) -> str:
+    if not image_meta.id:
+        raise exception.InstanceNotRescuable(instance_id=instance.uuid,
+                                             reason='the rescue image has no id')
     base = drv.image_cache.fetch(context, image_meta.id)
     disk = drv.image_backend.create_root(base, image_meta.disk_format,
                                          os.path.join(directory, RESCUE_DISK),
@@ -78,7 +86,7 @@ def _rescue_xml(drv: Any, context: Any, instance: Any, image_meta: Any, original
         image_meta=image_meta, kernel=kernel, initrd=initrd).to_xml()
 
 
-def unrescue(drv: Any, instance: Any) -> None:
+def unrescue(drv: LibvirtDriver, instance: objects.Instance) -> None:
     """Boot ``instance`` from its own disk again.
 
     :raises InstanceNotRescuable: there is no kept definition to go back to
@@ -100,7 +108,7 @@ def unrescue(drv: Any, instance: Any) -> None:
     LOG.info('Instance %s is unrescued', instance.uuid)
 
 
-def _restore_definition(drv: Any, instance: Any, original: str) -> None:
+def _restore_definition(drv: LibvirtDriver, instance: objects.Instance, original: str) -> None:
     try:
         drv.host.get_guest(instance.uuid).poweroff()
         drv.host.define(original)
