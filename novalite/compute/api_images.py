@@ -6,6 +6,9 @@ the server's image properties (from its system metadata, less those a snapshot m
 not inherit), ``image_type``, ``instance_uuid``, ``user_id``, ``base_image_ref`` and
 the owner; the host then uploads the data. An image whose snapshot never starts is
 deleted again.
+
+Functions of a flow module: each takes the compute API first (``compute.api.API``
+makes them its methods).
 """
 from __future__ import annotations
 

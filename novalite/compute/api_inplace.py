@@ -1,8 +1,9 @@
 """Compute API of the in-place actions: pause, suspend, lock, rescue, the admin
 password, crash dumps, reset state, and soft delete (restore, force delete).
 
-A mixin of ``novalite.compute.api.API``: it uses its ``compute_rpcapi``,
-``_cast_power`` (record the action, set the task state, cast) and ``_host_context``.
+A flow module of ``novalite.compute.api.API``, which makes each function a method:
+each takes the API first and uses its ``compute_rpcapi``, ``cast_power`` (record the
+action, set the task state, cast) and ``host_context``.
 The state and lock checks are Nova's ``check_instance_state`` / ``check_instance_lock``
 of the same methods.
 """

@@ -4,6 +4,9 @@ evacuation.
 Each checks the state and the lock, records its action, sets the task state and hands
 the move to the conductor (which schedules and records a Migration) or, for confirm
 and revert, to the host that holds the other half of the move.
+
+Functions of a flow module: each takes the compute API first (``compute.api.API``
+makes them its methods).
 """
 from __future__ import annotations
 

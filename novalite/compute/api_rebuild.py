@@ -4,6 +4,9 @@ The new image, name, metadata, key pair, user data and hostname are written on t
 instance with the ``rebuilding`` task in one save; the conductor then checks that a
 new image suits the host and the host rebuilds. As in Nova, the allocation is left as
 it is (the flavor does not change).
+
+Functions of a flow module: each takes the compute API first (``compute.api.API``
+makes them its methods).
 """
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ Shelve snapshots the server into the image ``<name>-shelved`` (created here, que
 and casts to its host; shelveOffload (admin) casts to the host of a SHELVED server;
 unshelve goes to the conductor, which powers a SHELVED server on where it is, or
 schedules a SHELVED_OFFLOADED one (2.77: into another zone; 2.91: onto a host).
+
+Functions of a flow module: each takes the compute API first (``compute.api.API``
+makes them its methods).
 """
 from __future__ import annotations
 
