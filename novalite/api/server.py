@@ -28,6 +28,7 @@ from oslo_config import cfg
 from waitress import channel, server, task, utilities, wasyncore
 from waitress.adjustments import Adjustments
 
+from novalite import executor
 from novalite.api.openstack import faults, sizelimit
 from novalite.conf import CONF
 
@@ -82,7 +83,10 @@ class Settings:
                 # select() stops at descriptor 1024.
                 'asyncore_use_poll': True,
                 # X-Forwarded-* reach the application as they always did.
-                'clear_untrusted_proxy_headers': False}
+                'clear_untrusted_proxy_headers': False,
+                # A client that resets its connection is no server error (waitress
+                # logs each with a traceback).
+                'log_socket_errors': False}
 
 
 class _Task(task.WSGITask):
@@ -212,9 +216,7 @@ class Server:
                                sockinfo=(sock.family, sock.type, sock.proto,
                                          sock.getsockname()))
         self._server.keep_alive = self.settings.keep_alive
-        self._thread = threading.Thread(target=self._server.run, name=self.name,
-                                        daemon=True)
-        self._thread.start()
+        self._thread = executor.start_thread(self.name, self._server.run)
 
     def stop(self) -> None:
         """Stop accepting; close idle connections now, the others after their request."""
