@@ -10,9 +10,6 @@ from novalite import executor
 from novalite.objects import base as obj_base
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / 'novalite'
-# The module that still runs its own HTTP server threads until the WSGI server that
-# replaces it (issue 21 point 2) lands.
-NOT_YET = {'api/server.py'}
 
 
 def test_background_work_keeps_the_object_indirection_of_the_caller():
@@ -68,4 +65,4 @@ def test_only_the_executor_module_creates_threads():
     offenders = sorted(
         str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob('*.py')
         if pattern.search(path.read_text()) and path.name != 'executor.py')
-    assert [o for o in offenders if o not in NOT_YET] == []
+    assert offenders == []
