@@ -83,7 +83,10 @@ class Settings:
                 # select() stops at descriptor 1024.
                 'asyncore_use_poll': True,
                 # X-Forwarded-* reach the application as they always did.
-                'clear_untrusted_proxy_headers': False}
+                'clear_untrusted_proxy_headers': False,
+                # A client that resets its connection is no server error (waitress
+                # logs each with a traceback).
+                'log_socket_errors': False}
 
 
 class _Task(task.WSGITask):
