@@ -6,7 +6,7 @@ import copy
 import datetime
 from collections.abc import Callable, Iterator
 from concurrent import futures
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from keystoneauth1 import plugin as ks_plugin
 from keystoneauth1 import session as ks_session
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from novalite.objects.cell_mapping import CellMapping
 
 LOG = logging.getLogger(__name__)
+
+P = ParamSpec('P')
+R = TypeVar('R')
 
 CELL0_UUID = '00000000-0000-0000-0000-000000000000'
 
@@ -150,8 +153,8 @@ def target_cell(context: RequestContext, cell_mapping: CellMapping) -> Iterator[
 
 
 def scatter_gather_cells(context: RequestContext, cell_mappings: list[CellMapping],
-                         timeout: float | None, fn: Callable[..., Any], *args: Any,
-                         **kwargs: Any) -> dict[str, Any]:
+                         timeout: float | None, fn: Callable[Concatenate[RequestContext, P], R],
+                         *args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
     """Run ``fn(cell_context, ...)`` in every cell at once; return {cell_uuid: result}.
 
     A cell that raised maps to its exception; one that did not answer in ``timeout``
@@ -171,7 +174,7 @@ def scatter_gather_cells(context: RequestContext, cell_mappings: list[CellMappin
                 LOG.exception('Error gathering result from cell %s', cell.uuid)
                 return {cell.uuid: exc}
     from novalite import executor
-    pending: dict[futures.Future, str] = {}
+    pending: dict[futures.Future[R], str] = {}
     for cell in cell_mappings:
         cctxt = copy.copy(context)
         set_target_cell(cctxt, cell)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent import futures
-from typing import Any
+from typing import ParamSpec, TypeVar
 
 import futurist
 from oslo_log import log as logging
@@ -31,13 +31,16 @@ from novalite.objects import base as obj_base
 
 LOG = logging.getLogger(__name__)
 
+P = ParamSpec('P')
+R = TypeVar('R')
+
 BACKGROUND_WORKERS = 64
 CELL_WORKERS = 32
 
 _pools: dict[str, futurist.ThreadPoolExecutor | futurist.GreenThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
 # Background work not finished yet: a graceful stop waits for it.
-_live: set[futures.Future] = set()
+_live: set[futures.Future[None]] = set()
 _live_lock = threading.Lock()
 
 
@@ -53,20 +56,20 @@ def _pool(name: str, max_workers: int) -> futures.Executor:
         return pool
 
 
-def _carrying_indirection(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _carrying_indirection(fn: Callable[P, R]) -> Callable[P, R]:
     """``fn`` to run on another thread with this thread's object indirection (so work a
     compute endpoint hands off still reaches the database through the conductor)."""
     api = obj_base.current_indirection_api()
     if api is None:
         return fn
 
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
         with obj_base.indirection(api):
             return fn(*args, **kwargs)
     return run
 
 
-def spawn(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> futures.Future:
+def spawn(fn: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> futures.Future[None]:
     """Run ``fn(*args, **kwargs)`` on the background pool, with this thread's object
     indirection; an exception it raises is logged (nobody waits for its result)."""
     call = _carrying_indirection(fn)
@@ -85,7 +88,7 @@ def spawn(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> futures.Future:
     return future
 
 
-def _forget(future: futures.Future) -> None:
+def _forget(future: futures.Future[None]) -> None:
     with _live_lock:
         _live.discard(future)
 
@@ -98,13 +101,13 @@ def wait_background(timeout: float) -> None:
         futures.wait(pending, timeout=timeout)
 
 
-def submit_to_cell(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> futures.Future:
+def submit_to_cell(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> futures.Future[R]:
     """Run ``fn(*args, **kwargs)`` on the cells pool, with this thread's object
     indirection; the caller takes the result or the exception from the future."""
     return _pool('cells', CELL_WORKERS).submit(_carrying_indirection(fn), *args, **kwargs)
 
 
-def start_thread(name: str, fn: Callable[..., Any], *args: Any) -> threading.Thread:
+def start_thread(name: str, fn: Callable[..., object], *args: object) -> threading.Thread:
     """Start ``fn(*args)`` on a daemon thread of its own named ``name``: for a loop that
     runs as long as its owner (a service's heartbeat, libvirt's event loop), which
     would hold a pool thread for good."""

@@ -24,7 +24,7 @@ import threading
 import time
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 import oslo_messaging as messaging
 from oslo_log import log as logging
@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from novalite.manager import Manager
 
 LOG = logging.getLogger(__name__)
+
+P = ParamSpec('P')
+R = TypeVar('R')
 
 IDLE_POLL_MAX = 0.25
 # How long stop() waits for a heartbeat or periodic run in progress.
@@ -109,11 +112,11 @@ class Service(os_service.Service):
         self._start_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
-    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _call(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         if self.indirection_api is not None:
             with obj_base.indirection(self.indirection_api):
-                return fn(*args)
-        return fn(*args)
+                return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
 
     def start(self) -> None:
         """Register, run ``init_host``, serve the topic, then report the first heartbeat.
