@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
@@ -30,6 +30,11 @@ from novalite.network import model
 from novalite.network.async_info import AsyncNetworkInfo
 from novalite.objects import instance_fault
 
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+    from novalite.network.requests import NetworkRequest
+
 LOG = logging.getLogger(__name__)
 
 BUILD_EVENT = instance_actions.BUILD_EVENT
@@ -46,14 +51,14 @@ NETWORK_REQUEST_KEY = 'network_request_%d'
 class BuildRequestArgs:
     """What the conductor sent along with the instance."""
 
-    image: Any
-    request_spec: Any
+    image: dict[str, Any] | None
+    request_spec: objects.RequestSpec | None
     filter_properties: dict
     admin_password: str | None
     injected_files: list
-    requested_networks: Any
+    requested_networks: list[NetworkRequest] | None
     node: str
-    host_list: list
+    host_list: list[objects.Selection]
 
 
 class _Deleted(Exception):
@@ -72,7 +77,8 @@ def _lost_the_instance(exc: Exception) -> Exception:
     return _TakenOver()
 
 
-def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
+def build_and_run_instance(mgr: ComputeManager, context: RequestContext,
+                           instance: objects.Instance, req: BuildRequestArgs) -> None:
     # The conductor started BUILD_EVENT when it handed the build to this host (one round
     # trip less per build); the save that makes the instance ACTIVE finishes it (another).
     notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
@@ -110,7 +116,7 @@ def build_and_run_instance(mgr: Any, context: Any, instance: Any, req: BuildRequ
                                                notifications.END)
 
 
-def _finish_build_event(mgr: Any, context: Any, instance: Any,
+def _finish_build_event(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                         exc: Exception | str) -> None:
     """Mark this host's build event failed; the record of the action is not worth
     leaving the build unfinished for (the database may be failing too)."""
@@ -125,14 +131,16 @@ def _finish_build_event(mgr: Any, context: Any, instance: Any,
                     error)
 
 
-def _save(instance: Any, expected_task_state: Any, finish_event: str | None = None) -> None:
+def _save(instance: objects.Instance, expected_task_state: str | list[str | None] | None,
+          finish_event: str | None = None) -> None:
     try:
         instance.save(expected_task_state=expected_task_state, finish_event=finish_event)
     except (exception.InstanceNotFound, exception.UnexpectedTaskStateError) as exc:
         raise _lost_the_instance(exc) from exc
 
 
-def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None:
+def _build(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+           req: BuildRequestArgs) -> None:
     """Claim, network, spawn, ACTIVE.
 
     The task states are Nova's (networking, block_device_mapping, spawning), but a step
@@ -141,11 +149,12 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     trip to the conductor. Ports are allocated in the background from the claim on,
     and written to the instance's cache with the save that makes it ACTIVE.
     """
-    has_ports = bool(req.requested_networks) and isinstance(req.requested_networks, list)
+    requests = req.requested_networks if isinstance(req.requested_networks, list) else []
+    has_ports = bool(requests)
     instance.vm_state = vm_states.BUILDING
     instance.task_state = task_states.NETWORKING if has_ports else task_states.SPAWNING
     if has_ports:
-        _record_network_requests(instance, req.requested_networks)
+        _record_network_requests(instance, requests)
     try:
         mgr.rt.instance_claim(context, instance, req.node,
                               expected_task_state=task_states.SCHEDULING)
@@ -168,8 +177,8 @@ def _build(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs) -> None
     LOG.info('Instance %s is active on %s', instance.uuid, mgr.host)
 
 
-def _spawn(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
-           network_info: AsyncNetworkInfo | None) -> None:
+def _spawn(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+           req: BuildRequestArgs, network_info: AsyncNetworkInfo | None) -> None:
     if network_info is not None:
         instance.task_state = task_states.SPAWNING
         _save(instance, task_states.NETWORKING)
@@ -190,7 +199,7 @@ def _spawn(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
     _save(instance, task_states.SPAWNING, finish_event=BUILD_EVENT)
 
 
-def _allocate_network(mgr: Any, context: Any, instance: Any,
+def _allocate_network(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                       req: BuildRequestArgs) -> model.NetworkInfo:
     """The instance's ports, bound to this host. A binding this host cannot have is
     tried on another host; Neutron failing is not (as Nova: "not rescheduling")."""
@@ -199,7 +208,7 @@ def _allocate_network(mgr: Any, context: Any, instance: Any,
         'security_groups') else []
     try:
         return mgr.network_api.allocate_for_instance(context, instance,
-                                                     req.requested_networks, mgr.host,
+                                                     req.requested_networks or [], mgr.host,
                                                      security_groups=groups)
     except (exception.NeutronConnectionFailed, neutron_client.NeutronError,
             exception.SecurityGroupNotFound) as exc:
@@ -209,7 +218,8 @@ def _allocate_network(mgr: Any, context: Any, instance: Any,
             % exc.format_message()) from exc
 
 
-def _record_network_requests(instance: Any, requests: list[dict]) -> None:
+def _record_network_requests(instance: objects.Instance,
+                             requests: list[NetworkRequest]) -> None:
     """Keep the network requests on the instance (written with the claim's save):
     nothing else keeps them once the build is handed to this host."""
     sysmeta = {k: v for k, v in instance.system_metadata.items()
@@ -220,19 +230,19 @@ def _record_network_requests(instance: Any, requests: list[dict]) -> None:
     instance.system_metadata = sysmeta
 
 
-def recorded_network_requests(instance: Any) -> list[dict]:
+def recorded_network_requests(instance: objects.Instance) -> list[NetworkRequest]:
     """The network requests the claim recorded; none for a build without ports."""
     sysmeta = instance.system_metadata if instance.obj_attr_is_set('system_metadata') \
         else {}
     requests = []
     index = 0
-    while NETWORK_REQUEST_KEY % index in sysmeta:
-        requests.append(jsonutils.loads(sysmeta[NETWORK_REQUEST_KEY % index]))
+    while (recorded := sysmeta.get(NETWORK_REQUEST_KEY % index)) is not None:
+        requests.append(jsonutils.loads(recorded))
         index += 1
     return requests
 
 
-def cleanup(mgr: Any, context: Any, instance: Any, nodename: str,
+def cleanup(mgr: ComputeManager, context: RequestContext, instance: objects.Instance, nodename: str,
             preserve: list[str] | None = None) -> None:
     """Remove what a failed or abandoned build left on this host and in Placement
     (``preserve``: ports the user passed in, unbound and kept)."""
@@ -251,7 +261,8 @@ def cleanup(mgr: Any, context: Any, instance: Any, nodename: str,
         LOG.warning('Could not delete the allocations of %s: %s', instance.uuid, exc)
 
 
-def _error(mgr: Any, context: Any, instance: Any, exc: BaseException) -> None:
+def _error(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+           exc: BaseException) -> None:
     # The fault first: a client that sees ERROR looks for it at once.
     instance_fault.add_instance_fault_from_exc(context, instance, exc, host=mgr.host)
     instance.vm_state = vm_states.ERROR
@@ -262,8 +273,8 @@ def _error(mgr: Any, context: Any, instance: Any, exc: BaseException) -> None:
         return
 
 
-def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
-                exc: BaseException) -> None:
+def _reschedule(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                req: BuildRequestArgs, exc: BaseException) -> None:
     """Hand the build back to the conductor with the remaining alternates."""
     reason = exc.format_message() if isinstance(exc, exception.NovaliteException) else \
         '%s: %s' % (type(exc).__name__, exc)
@@ -282,7 +293,7 @@ def _reschedule(mgr: Any, context: Any, instance: Any, req: BuildRequestArgs,
         request_spec=req.request_spec, host_lists=[req.host_list])
 
 
-def _hand_back(instance: Any) -> bool:
+def _hand_back(instance: objects.Instance) -> bool:
     """Save the instance as no host's (SCHEDULING), unless a delete came meanwhile
     (that delete finishes it). :returns: whether it was saved."""
     instance.task_state = task_states.SCHEDULING
@@ -297,7 +308,7 @@ def _hand_back(instance: Any) -> bool:
     return True
 
 
-def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
+def fail_stale_builds(mgr: ComputeManager, context: RequestContext, timeout: int) -> None:
     now = timeutils.utcnow(with_timezone=True)
     for instance in objects.InstanceList.get_by_host(context, mgr.host):
         if instance.vm_state != vm_states.BUILDING or instance.created_at is None or \
@@ -319,11 +330,11 @@ def fail_stale_builds(mgr: Any, context: Any, timeout: int) -> None:
             lock.release()
 
 
-def _user_ports(requests: list[dict]) -> list[str]:
-    return [r['port_id'] for r in requests if r.get('port_id')]
+def _user_ports(requests: list[NetworkRequest]) -> list[str]:
+    return [port for r in requests if (port := r.get('port_id'))]
 
 
-def recover_interrupted_builds(mgr: Any, context: Any) -> None:
+def recover_interrupted_builds(mgr: ComputeManager, context: RequestContext) -> None:
     """On start-up: a build this host was doing when it stopped cannot resume here; it
     is cleaned up and scheduled again. Deletes that were under way are finished; any
     other operation ends with the instance in the state its guest is really in."""
@@ -339,7 +350,8 @@ def recover_interrupted_builds(mgr: Any, context: Any) -> None:
                 LOG.exception('Could not recover instance %s', instance.uuid)
 
 
-def _recover(mgr: Any, context: Any, instance: Any, reason: str) -> None:
+def _recover(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+             reason: str) -> None:
     if instance.task_state == task_states.DELETING:
         LOG.info('Finishing the interrupted delete of %s', instance.uuid)
         delete.terminate_or_leave_pending(mgr, context, instance)
@@ -351,7 +363,7 @@ def _recover(mgr: Any, context: Any, instance: Any, reason: str) -> None:
         power_sync.recover_instance(mgr, context, instance)
 
 
-def redrive_orphaned_builds(mgr: Any, context: Any) -> list[str]:
+def redrive_orphaned_builds(mgr: ComputeManager, context: RequestContext) -> list[str]:
     """Schedule again the builds claimed by this host that no build works on any more
     (its work ended without handing the instance on, e.g. the database failed under
     it): BUILDING here with the instance lock free. A build holds the lock from before
@@ -389,7 +401,8 @@ def redrive_orphaned_builds(mgr: Any, context: Any) -> list[str]:
     return redriven
 
 
-def redrive_interrupted_build(mgr: Any, context: Any, instance: Any, reason: str) -> None:
+def redrive_interrupted_build(mgr: ComputeManager, context: RequestContext,
+                              instance: objects.Instance, reason: str) -> None:
     """Remove what the interrupted build left here (guest, the ports it made, the claim
     and its allocation) and hand the instance back to the conductor to be scheduled
     again from its RequestSpec, as a build that failed here is.

@@ -7,7 +7,8 @@ periodic reclaim deletes it as a DELETE would have (allocation freed, record gon
 """
 from __future__ import annotations
 
-from typing import Any
+import datetime
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -16,10 +17,15 @@ from novalite import exception, objects
 from novalite.compute import delete, task_states, vm_states
 from novalite.compute.operation import finish, operation
 
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 
-def soft_delete_instance(mgr: Any, context: Any, instance: Any) -> None:
+def soft_delete_instance(mgr: ComputeManager, context: RequestContext,
+                         instance: objects.Instance) -> None:
     with operation(mgr, context, instance, 'compute_soft_delete_instance',
                    instance.vm_state, 'soft_delete'):
         try:
@@ -31,7 +37,8 @@ def soft_delete_instance(mgr: Any, context: Any, instance: Any) -> None:
         LOG.info('Instance %s soft-deleted', instance.uuid)
 
 
-def restore_instance(mgr: Any, context: Any, instance: Any) -> None:
+def restore_instance(mgr: ComputeManager, context: RequestContext,
+                     instance: objects.Instance) -> None:
     with operation(mgr, context, instance, 'compute_restore_instance',
                    vm_states.SOFT_DELETED, 'restore'):
         try:
@@ -42,7 +49,8 @@ def restore_instance(mgr: Any, context: Any, instance: Any) -> None:
         LOG.info('Instance %s restored', instance.uuid)
 
 
-def deleted_old_enough(instance: Any, interval: int, now: Any = None) -> bool:
+def deleted_old_enough(instance: objects.Instance, interval: int,
+                       now: datetime.datetime | None = None) -> bool:
     """True when the instance was soft-deleted more than ``interval`` seconds ago (one
     with no deletion time is old enough, as in Nova)."""
     deleted_at = instance.deleted_at if instance.obj_attr_is_set('deleted_at') else None
@@ -54,7 +62,8 @@ def deleted_old_enough(instance: Any, interval: int, now: Any = None) -> bool:
     return (now - deleted_at).total_seconds() > interval
 
 
-def reclaim_queued_deletes(mgr: Any, context: Any, interval: int) -> list[str]:
+def reclaim_queued_deletes(mgr: ComputeManager, context: RequestContext,
+                           interval: int) -> list[str]:
     """Delete this host's soft-deleted instances older than ``interval`` seconds.
 
     :returns: the uuids reclaimed

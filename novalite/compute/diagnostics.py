@@ -2,17 +2,22 @@
 GET /servers/{id}/diagnostics)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite import exception
 from novalite.compute import power_state, power_sync
 
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 
-def _check_running(mgr: Any, instance: Any) -> None:
+def _check_running(mgr: ComputeManager, instance: objects.Instance) -> None:
     """Only a running guest has figures to report (Nova's rule).
 
     :raises InstanceInvalidState: the guest is not running (the API answers 409)
@@ -24,14 +29,16 @@ def _check_running(mgr: Any, instance: Any) -> None:
             state=power_state.STATE_MAP.get(state, state))
 
 
-def get_instance_diagnostics(mgr: Any, context: Any, instance: Any) -> dict:
+def get_instance_diagnostics(mgr: ComputeManager, context: RequestContext,
+                             instance: objects.Instance) -> dict:
     """The standard-format diagnostics (2.48)."""
     _check_running(mgr, instance)
     LOG.info('Retrieving diagnostics of %s', instance.uuid)
     return mgr.driver.get_instance_diagnostics(instance)
 
 
-def get_diagnostics(mgr: Any, context: Any, instance: Any) -> dict:
+def get_diagnostics(mgr: ComputeManager, context: RequestContext,
+                    instance: objects.Instance) -> dict:
     """The driver's free-form diagnostics (before 2.48)."""
     _check_running(mgr, instance)
     LOG.info('Retrieving diagnostics of %s', instance.uuid)

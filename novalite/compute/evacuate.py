@@ -9,7 +9,7 @@ migration's allocation on it.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -18,13 +18,19 @@ from novalite import exception, objects
 from novalite.compute import ports, task_states, vm_states
 from novalite.compute.operation import operation
 
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 REBUILD_EVENT = 'compute_rebuild_instance'
 
 
-def rebuild_evacuated(mgr: Any, context: Any, instance: Any, node: str, migration: Any,
-                      image: Any, admin_password: str | None) -> None:
+def rebuild_evacuated(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                      node: str, migration: objects.Migration,
+                      image: dict[str, Any] | None,
+                      admin_password: str | None) -> None:
     """Spawn the evacuated server here; it keeps being STOPPED if it was."""
     stopped = instance.vm_state == vm_states.STOPPED
     with operation(mgr, context, instance, REBUILD_EVENT, vm_states.ERROR, 'evacuate'):
@@ -57,7 +63,8 @@ def rebuild_evacuated(mgr: Any, context: Any, instance: Any, node: str, migratio
              migration.source_compute, mgr.host)
 
 
-def _fail(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+def _fail(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+          migration: objects.Migration) -> None:
     """The server stays on this host in ERROR (its guest may be half made): the
     allocation here stays with it; the dead host's is freed when it comes back."""
     try:
@@ -72,13 +79,15 @@ def _fail(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
     instance.host = mgr.host
 
 
-def destroy_evacuated_instances(mgr: Any, context: Any) -> list[str]:
+def destroy_evacuated_instances(mgr: ComputeManager, context: RequestContext) -> list[str]:
     """On start-up: remove the guests and allocations of servers evacuated away from
     this host while it was down. :returns: their uuids"""
     done = []
     for migration in objects.MigrationList.get_evacuations_from_host(context, mgr.host):
         if migration.status != 'done':
             continue  # still being rebuilt elsewhere, or failed: leave it to an operator
+        if migration.instance_uuid is None:
+            continue  # no instance named, so no guest here to find
         LOG.info('Instance %s was evacuated to %s while this host was down: removing '
                  'its guest and allocation here', migration.instance_uuid,
                  migration.dest_compute)

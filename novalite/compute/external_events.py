@@ -18,18 +18,18 @@ from typing import TYPE_CHECKING
 from oslo_log import log as logging
 
 from novalite.compute import power_sync, task_states, vm_states
-from novalite.compute.flow_types import NetworkedInstance
 from novalite.network import model
 from novalite.objects.instance_info_cache import InstanceInfoCache
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.compute.manager import ComputeManager
     from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
 
-def needs_work(instance: NetworkedInstance, event: dict) -> bool:
+def needs_work(instance: objects.Instance, event: dict) -> bool:
     """Whether an event (no waiter took it) needs a handler under the instance lock."""
     if event['name'] == 'network-changed':
         return instance.vm_state != vm_states.BUILDING and instance.task_state is None
@@ -43,7 +43,7 @@ def needs_work(instance: NetworkedInstance, event: dict) -> bool:
     return False
 
 
-def handle_event(mgr: ComputeManager, context: RequestContext, instance: NetworkedInstance,
+def handle_event(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                  event: dict) -> None:
     """Act on one event of ``instance`` (called with the instance lock held)."""
     name = event['name']
@@ -67,7 +67,7 @@ def handle_event(mgr: ComputeManager, context: RequestContext, instance: Network
 
 
 def _refresh_network_info(mgr: ComputeManager, context: RequestContext,
-                          instance: NetworkedInstance) -> None:
+                          instance: objects.Instance) -> None:
     current = instance.info_cache.network_info
     fresh = mgr.network_api.get_instance_nw_info(context, instance, current)
     if fresh != current:
@@ -76,7 +76,7 @@ def _refresh_network_info(mgr: ComputeManager, context: RequestContext,
         LOG.info('Network info of %s refreshed (%d ports)', instance.uuid, len(fresh))
 
 
-def _forget_vif(mgr: ComputeManager, context: RequestContext, instance: NetworkedInstance,
+def _forget_vif(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                 port_id: str | None) -> None:
     current = instance.info_cache.network_info
     vif = model.find(current, port_id) if port_id else None

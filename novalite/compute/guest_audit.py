@@ -7,7 +7,7 @@ destroy_unknown_guests`` says so; the ``sync_power_states`` periodic task report
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
@@ -15,10 +15,14 @@ from novalite import exception, objects
 from novalite.compute import vm_states
 from novalite.conf import CONF
 
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 
-def find_unknown_guests(mgr: Any, context: Any) -> dict[str, str]:
+def find_unknown_guests(mgr: ComputeManager, context: RequestContext) -> dict[str, str]:
     """:returns: {guest uuid: why it belongs to no instance of this host}."""
     guests = set(mgr.driver.list_instance_uuids())
     if not guests:
@@ -36,14 +40,14 @@ def find_unknown_guests(mgr: Any, context: Any) -> dict[str, str]:
     return unknown
 
 
-def _moving(instance: Any) -> bool:
+def _moving(instance: objects.Instance) -> bool:
     """A resize or migration under way (or waiting for its confirmation) keeps a guest
     on the source host while the instance names the destination."""
     return (instance.vm_state == vm_states.RESIZED
             or (instance.task_state or '').startswith(('resize_', 'migrating')))
 
 
-def audit_guests(mgr: Any, context: Any) -> dict[str, str]:
+def audit_guests(mgr: ComputeManager, context: RequestContext) -> dict[str, str]:
     """Report the unknown guests; destroy them when configured to. :returns: them."""
     unknown = find_unknown_guests(mgr, context)
     destroy = CONF.workarounds.destroy_unknown_guests

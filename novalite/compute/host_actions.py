@@ -122,7 +122,7 @@ class HostAPI:
             return self.rpcapi.host_power_action(cctxt, host, action)
 
 
-def _row(host: str, project: str, cpu: int, memory_mb: int, disk_gb: int) -> dict:
+def _row(host: str, project: str | None, cpu: int, memory_mb: int, disk_gb: int) -> dict:
     return {'resource': {'host': host, 'project': project, 'cpu': cpu,
                          'memory_mb': memory_mb, 'disk_gb': disk_gb}}
 
@@ -132,7 +132,7 @@ def resource_table(host: str, node: ComputeNode, instances: list[Instance]) -> l
     rows = [_row(host, '(total)', node.vcpus, node.memory_mb, node.local_gb),
             _row(host, '(used_now)', node.vcpus_used, node.memory_mb_used,
                  node.local_gb_used)]
-    by_project: dict[str, list[int]] = {}
+    by_project: dict[str | None, list[int]] = {}
     used = [0, 0, 0]
     for instance in instances:
         usage = (instance.vcpus or 0, instance.memory_mb or 0,

@@ -7,18 +7,23 @@ Called by the compute manager with the instance lock held. Each runs in
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
-from novalite import exception
+from novalite import exception, objects
 from novalite.compute import power_state, task_states, vm_states
 from novalite.compute.operation import finish, operation
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
 
-def pause_instance(mgr: Any, context: Any, instance: Any) -> None:
+def pause_instance(mgr: ComputeManager, context: RequestContext,
+                   instance: objects.Instance) -> None:
     """Freeze the guest's vCPUs (its memory stays where it is)."""
     with operation(mgr, context, instance, 'compute_pause_instance', instance.vm_state,
                    'pause'):
@@ -27,7 +32,8 @@ def pause_instance(mgr: Any, context: Any, instance: Any) -> None:
         LOG.info('Instance %s paused', instance.uuid)
 
 
-def unpause_instance(mgr: Any, context: Any, instance: Any) -> None:
+def unpause_instance(mgr: ComputeManager, context: RequestContext,
+                     instance: objects.Instance) -> None:
     with operation(mgr, context, instance, 'compute_unpause_instance', instance.vm_state,
                    'unpause'):
         mgr.driver.unpause(instance)
@@ -35,7 +41,8 @@ def unpause_instance(mgr: Any, context: Any, instance: Any) -> None:
         LOG.info('Instance %s unpaused', instance.uuid)
 
 
-def suspend_instance(mgr: Any, context: Any, instance: Any) -> None:
+def suspend_instance(mgr: ComputeManager, context: RequestContext,
+                     instance: objects.Instance) -> None:
     """Save the guest's memory to disk and stop it."""
     with operation(mgr, context, instance, 'compute_suspend_instance', instance.vm_state,
                    'suspend'):
@@ -44,7 +51,8 @@ def suspend_instance(mgr: Any, context: Any, instance: Any) -> None:
         LOG.info('Instance %s suspended', instance.uuid)
 
 
-def resume_instance(mgr: Any, context: Any, instance: Any) -> None:
+def resume_instance(mgr: ComputeManager, context: RequestContext,
+                    instance: objects.Instance) -> None:
     with operation(mgr, context, instance, 'compute_resume_instance', instance.vm_state,
                    'resume'):
         mgr.driver.resume(context, instance)
@@ -52,7 +60,8 @@ def resume_instance(mgr: Any, context: Any, instance: Any) -> None:
         LOG.info('Instance %s resumed', instance.uuid)
 
 
-def trigger_crash_dump(mgr: Any, context: Any, instance: Any) -> None:
+def trigger_crash_dump(mgr: ComputeManager, context: RequestContext,
+                       instance: objects.Instance) -> None:
     """Send the guest an NMI. Neither vm_state nor power state changes: what the guest
     does with it is its own configuration."""
     with operation(mgr, context, instance, 'compute_trigger_crash_dump', instance.vm_state,
@@ -61,14 +70,14 @@ def trigger_crash_dump(mgr: Any, context: Any, instance: Any) -> None:
         LOG.info('Crash dump triggered in instance %s', instance.uuid)
 
 
-def set_admin_password(mgr: Any, context: Any, instance: Any, new_pass: str) -> None:
+def set_admin_password(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                       new_pass: str) -> None:
     """Set the guest's password; the caller (an RPC call) gets the error.
 
     Failures keep the instance ACTIVE (only the task is cleared) and answer with
     Nova's exceptions, which the API turns into 409s; an unexpected error is reported
     as ``InstancePasswordSetFailed`` without its text, which might hold the password.
     """
-    from novalite import objects
     event = 'compute_set_admin_password'
     objects.InstanceActionEvent.event_start(context, instance.uuid, event, host=mgr.host)
     try:
@@ -81,7 +90,7 @@ def set_admin_password(mgr: Any, context: Any, instance: Any, new_pass: str) -> 
     objects.InstanceActionEvent.event_finish(context, instance.uuid, event, host=mgr.host)
 
 
-def _set_admin_password(mgr: Any, instance: Any, new_pass: str) -> None:
+def _set_admin_password(mgr: ComputeManager, instance: objects.Instance, new_pass: str) -> None:
     if mgr.driver.get_info(instance).state != power_state.RUNNING:
         _clear_task(instance)
         raise exception.InstancePasswordSetFailed(
@@ -106,6 +115,6 @@ def _set_admin_password(mgr: Any, instance: Any, new_pass: str) -> None:
     LOG.info('Admin password set on instance %s', instance.uuid)
 
 
-def _clear_task(instance: Any) -> None:
+def _clear_task(instance: objects.Instance) -> None:
     instance.task_state = None
     instance.save(expected_task_state=task_states.UPDATING_PASSWORD)

@@ -2,12 +2,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from novalite import context as nl_context
 from novalite import exception, objects
 from novalite.compute import vm_states
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from novalite import servicegroup
+    from novalite.context import RequestContext
+
+T = TypeVar('T')
+D = TypeVar('D')
 
 # Metadata changes need a settled server, as Nova's check_instance_state decides.
 METADATA_STATES = (vm_states.ACTIVE, vm_states.PAUSED, vm_states.SUSPENDED,
@@ -22,7 +29,7 @@ HOST_STATUS_UNKNOWN = 'UNKNOWN'
 HOST_STATUS_NONE = ''
 
 
-def check_state(instance: Any, vm_states_allowed: tuple[str, ...], method: str,
+def check_state(instance: objects.Instance, vm_states_allowed: tuple[str, ...], method: str,
                 task_state_must_be_none: bool = False) -> None:
     """:raises InstanceInvalidState: (409) the server is not in an allowed state"""
     if instance.vm_state not in vm_states_allowed:
@@ -33,7 +40,7 @@ def check_state(instance: Any, vm_states_allowed: tuple[str, ...], method: str,
                                              state=instance.task_state, method=method)
 
 
-def check_instance_state(instance: Any, method: str, vm_state: tuple[str, ...],
+def check_instance_state(instance: objects.Instance, method: str, vm_state: tuple[str, ...],
                          task_state: tuple[str | None, ...] = (None,)) -> None:
     """Nova's ``check_instance_state``: ``method`` needs the server in one of
     ``vm_state`` and doing one of ``task_state`` (None: nothing).
@@ -48,7 +55,7 @@ def check_instance_state(instance: Any, method: str, vm_state: tuple[str, ...],
                                              state=instance.task_state, method=method)
 
 
-def check_instance_lock(context: Any, instance: Any) -> None:
+def check_instance_lock(context: RequestContext, instance: objects.Instance) -> None:
     """Nova's ``check_instance_lock``: only an admin acts on a locked server.
 
     :raises InstanceIsLocked: (409) it is locked and the caller is not an admin
@@ -64,7 +71,8 @@ def check_metadata_quota(metadata: dict) -> None:
         raise exception.MetadataLimitExceeded(allowed=limit)
 
 
-def in_cell(context: Any, instance_uuid: str, default: Any, fn: Callable[[Any], Any]) -> Any:
+def in_cell(context: RequestContext, instance_uuid: str, default: D,
+            fn: Callable[[RequestContext], T]) -> T | D:
     """``fn(cell_context)`` in the server's cell, or ``default`` when it has none yet."""
     try:
         mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance_uuid)
@@ -76,7 +84,8 @@ def in_cell(context: Any, instance_uuid: str, default: Any, fn: Callable[[Any], 
         return fn(cctxt)
 
 
-def host_statuses(instances: list, servicegroup_api: Any) -> dict[str, str]:
+def host_statuses(instances: list[objects.Instance],
+                  servicegroup_api: servicegroup.API) -> dict[str, str]:
     """The status of each server's host, looked up once per host (Nova's rules: forced
     down is DOWN, disabled is MAINTENANCE, a missed heartbeat is UNKNOWN)."""
     by_host: dict[str, str] = {}
@@ -92,7 +101,8 @@ def host_statuses(instances: list, servicegroup_api: Any) -> dict[str, str]:
     return result
 
 
-def _host_status(context: Any, host: str, servicegroup_api: Any) -> str:
+def _host_status(context: RequestContext, host: str,
+                 servicegroup_api: servicegroup.API) -> str:
     from novalite.compute import lookups
     service = lookups.compute_service(context, host)
     if service is None:

@@ -30,11 +30,14 @@ LOG = logging.getLogger(__name__)
 # list (as Nova's [api] list_records_by_skipping_down_cells, on by default).
 CELL_TIMEOUT = 60
 
+# The marker's sort values: its row when a cell holds it, else its build request's.
+Marker = types.SimpleNamespace | models.Instance
+
 _BUILD_REQUEST_KEYS = ('project_id', 'user_id', 'vm_state', 'task_state', 'image_ref',
                        'instance_type_id', 'uuid')
 
 
-def _value(obj: Any, key: str) -> Any:
+def _value(obj: object, key: str) -> object:
     if hasattr(obj, 'obj_attr_is_set'):
         # A versioned object keeps a set field in _obj_<name>; unset reads as None.
         value = getattr(obj, '_obj_' + key, None)
@@ -45,7 +48,7 @@ def _value(obj: Any, key: str) -> Any:
     return value
 
 
-def _sort_values(obj: Any, sort_keys: list[str]) -> tuple:
+def _sort_values(obj: object, sort_keys: list[str]) -> tuple:
     return tuple(_value(obj, key) for key in sort_keys)
 
 
@@ -64,11 +67,11 @@ def _compare_values(va: tuple, vb: tuple, sort_dirs: list[str]) -> int:
     return 0
 
 
-def _compare(a: Any, b: Any, sort_keys: list[str], sort_dirs: list[str]) -> int:
+def _compare(a: object, b: object, sort_keys: list[str], sort_dirs: list[str]) -> int:
     return _compare_values(_sort_values(a, sort_keys), _sort_values(b, sort_keys), sort_dirs)
 
 
-def _matches(instance: Any, filters: dict) -> bool:
+def _matches(instance: objects.Instance, filters: dict) -> bool:
     """Whether a build request's instance passes the simple filters."""
     import re
     if filters.get('deleted') or filters.get('host') or filters.get('node'):
@@ -127,7 +130,7 @@ def _marker_mapping(context: nl_context.RequestContext,
     raise exception.MarkerNotFound(marker=marker)
 
 
-def _find_marker(context: RequestContext, marker: str, sort_keys: list[str]) -> Any:
+def _find_marker(context: RequestContext, marker: str, sort_keys: list[str]) -> Marker:
     """The marker's sort values, wherever the marker lives."""
     cell_mapping, build_request = _marker_mapping(context, marker)
     if build_request is not None:
@@ -145,8 +148,8 @@ def _find_marker(context: RequestContext, marker: str, sort_keys: list[str]) -> 
             return row
 
 
-def get_instances_sorted(context: Any, filters: dict, limit: int | None, marker: str | None,
-                         sort_keys: list[str], sort_dirs: list[str],
+def get_instances_sorted(context: RequestContext, filters: dict, limit: int | None,
+                         marker: str | None, sort_keys: list[str], sort_dirs: list[str],
                          expected_attrs: list) -> list:
     sort_keys = list(sort_keys)
     sort_dirs = list(sort_dirs) + [sort_dirs[-1] if sort_dirs else 'desc'] * \
@@ -175,7 +178,7 @@ def get_instances_sorted(context: Any, filters: dict, limit: int | None, marker:
 
 
 def _build_request_instances(context: nl_context.RequestContext, filters: dict, marker: str | None,
-                             marker_obj: Any, sort_keys: list[str],
+                             marker_obj: Marker | None, sort_keys: list[str],
                              sort_dirs: list[str]) -> list:
     """The instances of the build requests that match, after the marker."""
     if filters.get('deleted'):
@@ -194,7 +197,7 @@ def _build_request_instances(context: nl_context.RequestContext, filters: dict, 
 
 
 def _cell_instances(context: nl_context.RequestContext, filters: dict, limit: int | None,
-                    marker_obj: Any, sort_keys: list[str], sort_dirs: list[str],
+                    marker_obj: Marker | None, sort_keys: list[str], sort_dirs: list[str],
                     expected_attrs: list) -> list:
     """Each cell's sorted page after the marker, concatenated."""
     cells = objects.CellMappingList.get_all(context)
@@ -228,7 +231,10 @@ def merge(building: list, in_cells: list, sort_keys: list[str], sort_dirs: list[
     found = [i for i in building if i.uuid not in in_a_cell] + list(in_cells)
     # Each server's sort values are read once, not at every comparison.
     keyed = [(_sort_values(instance, sort_keys), instance) for instance in found]
-    keyed.sort(key=functools.cmp_to_key(
-        lambda a, b: _compare_values(a[0], b[0], sort_dirs)))
+
+    def compare(a: tuple[tuple, object], b: tuple[tuple, object]) -> int:
+        return _compare_values(a[0], b[0], sort_dirs)
+
+    keyed.sort(key=functools.cmp_to_key(compare))
     found = [instance for _values, instance in keyed]
     return found[:limit] if limit is not None else found

@@ -8,16 +8,19 @@ may live in any cell; its sort values are looked up once and passed to every cel
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novalite import context as nl_context
 from novalite import exception, objects
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 # Seconds to wait for one cell's database before listing without it.
 CELL_TIMEOUT = 60
 
 
-def _cells(context: Any) -> list:
+def _cells(context: RequestContext) -> list:
     return [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
 
 
@@ -28,7 +31,7 @@ def _answers(results: dict, cells: list) -> list[Any]:
             and not isinstance(results[c.uuid], Exception)]
 
 
-def get_migrations(context: Any, filters: dict) -> list:
+def get_migrations(context: RequestContext, filters: dict) -> list:
     """Every migration matching ``filters``, cell by cell, each cell by id."""
     cells = _cells(context)
     results = nl_context.scatter_gather_cells(
@@ -37,7 +40,7 @@ def get_migrations(context: Any, filters: dict) -> list:
     return [m for found in _answers(results, cells) for m in found]
 
 
-def _marker_values(context: Any, cells: list, marker: str) -> tuple:
+def _marker_values(context: RequestContext, cells: list, marker: str) -> tuple:
     for cell in cells:
         with nl_context.target_cell(context, cell) as cctxt:
             try:
@@ -48,12 +51,12 @@ def _marker_values(context: Any, cells: list, marker: str) -> tuple:
     raise exception.MarkerNotFound(marker=marker)
 
 
-def _sort_key(migration: Any) -> tuple:
+def _sort_key(migration: objects.Migration) -> tuple:
     created = migration.created_at or datetime.datetime.min.replace(tzinfo=datetime.UTC)
     return created, migration.id
 
 
-def get_migrations_sorted(context: Any, filters: dict, limit: int | None = None,
+def get_migrations_sorted(context: RequestContext, filters: dict, limit: int | None = None,
                           marker: str | None = None) -> list:
     """Migrations matching ``filters``, newest first, the page after ``marker``.
 

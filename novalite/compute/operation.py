@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite import exception, notifications, objects, rpc
 from novalite.objects import instance_fault
 
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def operation(mgr: Any, context: Any, instance: Any, event: str, vm_state_before: str,
-              action: str | None = None) -> Iterator[None]:
+def operation(mgr: ComputeManager, context: RequestContext, instance: objects.Instance, event: str,
+              vm_state_before: str | None, action: str | None = None) -> Iterator[None]:
     """:param event: the instance-action event name (``compute_reboot_instance``)
     :param vm_state_before: what the instance goes back to on failure
     :param action: the notification's action (``reboot`` → ``instance.reboot.*``)
@@ -52,7 +56,8 @@ def operation(mgr: Any, context: Any, instance: Any, event: str, vm_state_before
                                                    notifications.END)
 
 
-def revert(mgr: Any, context: Any, instance: Any, vm_state: str, exc: BaseException) -> None:
+def revert(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+           vm_state: str | None, exc: BaseException) -> None:
     """The instance back in ``vm_state`` with no task and a fault saying why.
 
     Only if its task is still the operation's: a delete that started meanwhile (task
@@ -75,7 +80,8 @@ def revert(mgr: Any, context: Any, instance: Any, vm_state: str, exc: BaseExcept
         LOG.info('Not rolling %s back: %s', instance.uuid, err)
 
 
-def finish(mgr: Any, instance: Any, vm_state: str, expected_task_state: Any) -> None:
+def finish(mgr: ComputeManager, instance: objects.Instance, vm_state: str,
+           expected_task_state: str | list[str | None] | None) -> None:
     """The instance in ``vm_state`` with no task and its guest's power state."""
     instance.power_state = mgr.driver.get_info(instance).state
     instance.vm_state = vm_state

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING
 from oslo_log import log as logging
 
 from novalite.compute import vm_states
-from novalite.compute.flow_types import NetworkedInstance
 from novalite.network import client as neutron_client
 from novalite.objects.instance import InstanceList
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.compute.manager import ComputeManager
     from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
 
-def _abandoned(instance: NetworkedInstance | None) -> bool:
+def _abandoned(instance: objects.Instance | None) -> bool:
     """Whether a server should hold no ports any more."""
     if instance is None or instance.deleted:
         return True

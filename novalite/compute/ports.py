@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
-from novalite.compute.flow_types import NetworkedInstance
 from novalite.network import model
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.compute.manager import ComputeManager
     from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
 
-def move_ports(mgr: ComputeManager, context: RequestContext, instance: NetworkedInstance,
+def move_ports(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                host: str) -> model.NetworkInfo:
     """Bind the instance's cached ports to ``host``; returns the network info there.
 

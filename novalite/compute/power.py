@@ -6,13 +6,18 @@ power-state sync wait until the operation has settled the instance. Each runs in
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.compute import task_states, vm_states
 from novalite.compute.operation import finish, operation
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -21,7 +26,8 @@ STOP_EVENT = 'compute_stop_instance'
 START_EVENT = 'compute_start_instance'
 
 
-def reboot_instance(mgr: Any, context: Any, instance: Any, reboot_type: str) -> None:
+def reboot_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                    reboot_type: str) -> None:
     """Reboot the guest (SOFT or HARD); a hard reboot also starts a stopped instance."""
     with operation(mgr, context, instance, REBOOT_EVENT, instance.vm_state, 'reboot'):
         mgr.driver.reboot(context, instance, reboot_type=reboot_type)
@@ -31,7 +37,8 @@ def reboot_instance(mgr: Any, context: Any, instance: Any, reboot_type: str) -> 
         LOG.info('Instance %s rebooted (%s)', instance.uuid, reboot_type)
 
 
-def stop_instance(mgr: Any, context: Any, instance: Any, clean_shutdown: bool = True) -> None:
+def stop_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                  clean_shutdown: bool = True) -> None:
     """Power the guest off, giving it ``[DEFAULT] shutdown_timeout`` seconds to shut
     down cleanly when ``clean_shutdown``."""
     timeout = CONF.shutdown_timeout if clean_shutdown else 0
@@ -41,14 +48,15 @@ def stop_instance(mgr: Any, context: Any, instance: Any, clean_shutdown: bool = 
         LOG.info('Instance %s stopped', instance.uuid)
 
 
-def start_instance(mgr: Any, context: Any, instance: Any) -> None:
+def start_instance(mgr: ComputeManager, context: RequestContext,
+                   instance: objects.Instance) -> None:
     with operation(mgr, context, instance, START_EVENT, instance.vm_state, 'power_on'):
         mgr.driver.power_on(context, instance)
         finish(mgr, instance, vm_states.ACTIVE, task_states.POWERING_ON)
         LOG.info('Instance %s started', instance.uuid)
 
 
-def get_console_output(mgr: Any, context: Any, instance: Any,
+def get_console_output(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                        tail_length: int | None) -> str:
     """The guest's console log, its last ``tail_length`` lines if given."""
     output = mgr.driver.get_console_output(context, instance)

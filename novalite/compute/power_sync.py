@@ -9,13 +9,17 @@ under a STOPPED instance is powered off.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite import exception, objects
 from novalite.compute import guest_audit, power_state, vm_states
 from novalite.objects import instance_fault
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -32,7 +36,7 @@ _VM_STATE_OF = {power_state.RUNNING: vm_states.ACTIVE, power_state.PAUSED: vm_st
                 power_state.SHUTDOWN: vm_states.STOPPED, power_state.CRASHED: vm_states.STOPPED}
 
 
-def query_power_state(mgr: Any, instance: Any) -> int:
+def query_power_state(mgr: ComputeManager, instance: objects.Instance) -> int:
     """What the hypervisor says; NOSTATE when it has no such guest."""
     try:
         return mgr.driver.get_info(instance).state
@@ -40,7 +44,8 @@ def query_power_state(mgr: Any, instance: Any) -> int:
         return power_state.NOSTATE
 
 
-def handle_lifecycle_event(mgr: Any, context: Any, instance_uuid: str, event: str) -> None:
+def handle_lifecycle_event(mgr: ComputeManager, context: RequestContext, instance_uuid: str,
+                           event: str) -> None:
     """A guest of this host changed state (called with the instance lock held).
 
     The event only says that something happened: the guest's state is read again,
@@ -54,7 +59,7 @@ def handle_lifecycle_event(mgr: Any, context: Any, instance_uuid: str, event: st
     sync_instance_power_state(mgr, context, instance, query_power_state(mgr, instance))
 
 
-def sync_power_states(mgr: Any, context: Any) -> None:
+def sync_power_states(mgr: ComputeManager, context: RequestContext) -> None:
     """Align every instance of this host with its guest (the periodic task's work).
 
     An instance whose lock is taken is busy with an operation: it waits for the next run.
@@ -80,7 +85,8 @@ def sync_power_states(mgr: Any, context: Any) -> None:
             lock.release()
 
 
-def sync_instance_power_state(mgr: Any, context: Any, instance: Any, vm_power: int) -> None:
+def sync_instance_power_state(mgr: ComputeManager, context: RequestContext,
+                              instance: objects.Instance, vm_power: int) -> None:
     """Record ``vm_power`` on ``instance`` and act on what it means for its vm_state."""
     if instance.host != mgr.host or instance.deleted:
         return
@@ -115,7 +121,7 @@ def sync_instance_power_state(mgr: Any, context: Any, instance: Any, vm_power: i
                     power_state.STATE_MAP.get(vm_power))
 
 
-def _stop(mgr: Any, instance: Any, vm_state: str) -> None:
+def _stop(mgr: ComputeManager, instance: objects.Instance, vm_state: str) -> None:
     """Make the instance STOPPED with its guest off (what Nova's force_stop ends in)."""
     try:
         mgr.driver.power_off(instance)
@@ -126,7 +132,7 @@ def _stop(mgr: Any, instance: Any, vm_state: str) -> None:
     _save(instance, vm_state)
 
 
-def _save(instance: Any, vm_state: str) -> bool:
+def _save(instance: objects.Instance, vm_state: str | None) -> bool:
     """Save unless an operation started or the instance went meanwhile."""
     try:
         instance.save(expected_task_state=[None], expected_vm_state=vm_state)
@@ -137,7 +143,8 @@ def _save(instance: Any, vm_state: str) -> bool:
     return True
 
 
-def recover_instance(mgr: Any, context: Any, instance: Any) -> None:
+def recover_instance(mgr: ComputeManager, context: RequestContext,
+                     instance: objects.Instance) -> None:
     """At start-up: end the operation this host was doing on ``instance`` when it
     stopped. The instance takes the state its guest is really in; an instance whose
     guest is gone goes to ERROR with a fault saying so."""

@@ -9,7 +9,7 @@ back to). Called with the instance lock held.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -18,13 +18,17 @@ from novalite import objects
 from novalite.compute import task_states, vm_states
 from novalite.compute.operation import operation
 
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 REBUILD_EVENT = 'compute_rebuild_instance'
 
 
-def rebuild_instance(mgr: Any, context: Any, instance: Any, image: dict,
-                     admin_password: str | None, injected_files: list,
+def rebuild_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                     image: dict, admin_password: str | None, injected_files: list,
                      preserve_ephemeral: bool = False) -> None:
     """:param image: the Glance image to spawn from (the new one, or the same)
     :param preserve_ephemeral: accepted for the API's sake; like Nova's libvirt
@@ -52,6 +56,6 @@ def rebuild_instance(mgr: Any, context: Any, instance: Any, image: dict,
         LOG.info('Instance %s rebuilt from image %s', instance.uuid, image.get('id'))
 
 
-def _network_info(mgr: Any, context: Any, instance: Any) -> list:
+def _network_info(mgr: ComputeManager, context: RequestContext, instance: objects.Instance) -> list:
     """The ports the instance keeps across its rebuild (as last cached)."""
     return list(instance.info_cache.network_info)

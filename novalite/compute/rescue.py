@@ -6,7 +6,7 @@ half-way between its two definitions, and a hard reboot is the way back.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -17,10 +17,15 @@ from novalite.compute.operation import finish, operation
 from novalite.conf import CONF
 from novalite.image import glance
 
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 
-def rescue_image_meta(context: Any, instance: Any, rescue_image_ref: str | None) -> Any:
+def rescue_image_meta(context: RequestContext, instance: objects.Instance,
+                      rescue_image_ref: str | None) -> objects.ImageMeta:
     """The image the rescue boots: the one asked for, else the image the server was
     built from (``image_base_image_ref``), else its current image, as Nova chooses."""
     ref = rescue_image_ref or (instance.system_metadata or {}).get('image_base_image_ref') \
@@ -31,8 +36,9 @@ def rescue_image_meta(context: Any, instance: Any, rescue_image_ref: str | None)
     return objects.ImageMeta.from_dict(glance.API().get(context, ref))
 
 
-def rescue_instance(mgr: Any, context: Any, instance: Any, rescue_password: str | None,
-                    rescue_image_ref: str | None, clean_shutdown: bool = True) -> None:
+def rescue_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                    rescue_password: str | None, rescue_image_ref: str | None,
+                    clean_shutdown: bool = True) -> None:
     """Power the guest off, then boot the rescue image with its disk attached."""
     with operation(mgr, context, instance, 'compute_rescue_instance', vm_states.ERROR,
                    'rescue'):
@@ -49,7 +55,8 @@ def rescue_instance(mgr: Any, context: Any, instance: Any, rescue_password: str 
         LOG.info('Instance %s rescued with image %s', instance.uuid, image_meta.id)
 
 
-def unrescue_instance(mgr: Any, context: Any, instance: Any) -> None:
+def unrescue_instance(mgr: ComputeManager, context: RequestContext,
+                      instance: objects.Instance) -> None:
     """Boot the instance from its own disk again."""
     with operation(mgr, context, instance, 'compute_unrescue_instance', vm_states.ERROR,
                    'unrescue'):

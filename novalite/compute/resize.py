@@ -15,15 +15,19 @@ notifications, fault).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
-from novalite import exception, notifications
+from novalite import exception, notifications, objects
 from novalite.compute import ports, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.compute.operation import operation
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -36,11 +40,11 @@ FINISH_REVERT_EVENT = 'compute_finish_revert_resize'
 OLD_VM_STATE = 'old_vm_state'
 
 
-def _rpcapi() -> Any:
+def _rpcapi() -> compute_rpcapi.ComputeAPI:
     return compute_rpcapi.ComputeAPI()
 
 
-def apply_flavor(instance: Any, flavor: Any) -> None:
+def apply_flavor(instance: objects.Instance, flavor: objects.Flavor) -> None:
     """Make ``flavor`` the instance's flavor, with the columns quota counts."""
     instance.flavor = flavor
     instance.instance_type_id = flavor.id
@@ -50,16 +54,17 @@ def apply_flavor(instance: Any, flavor: Any) -> None:
     instance.ephemeral_gb = flavor.ephemeral_gb
 
 
-def _old_vm_state(instance: Any) -> str:
+def _old_vm_state(instance: objects.Instance) -> str:
     return (instance.system_metadata or {}).get(OLD_VM_STATE) or vm_states.ACTIVE
 
 
-def _save_migration(migration: Any, status: str) -> None:
+def _save_migration(migration: objects.Migration, status: str) -> None:
     migration.status = status
     migration.save()
 
 
-def undo_move(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+def undo_move(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+              migration: objects.Migration) -> None:
     """After a failed step: migration in error, the source's allocation back to the
     instance, the instance back on the source with its old flavor. Best effort: each
     part is tried even if another fails."""
@@ -86,8 +91,9 @@ def undo_move(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
 
 # -- destination: claim ----------------------------------------------------------------
 
-def prep_resize(mgr: Any, context: Any, instance: Any, flavor: Any, migration: Any,
-                node: str, clean_shutdown: bool) -> None:
+def prep_resize(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                flavor: objects.Flavor, migration: objects.Migration, node: str,
+                clean_shutdown: bool) -> None:
     with operation(mgr, context, instance, PREP_EVENT, instance.vm_state, 'resize_prep'):
         try:
             mgr.rt.move_claim(context, instance, flavor, migration, node)
@@ -110,7 +116,8 @@ def prep_resize(mgr: Any, context: Any, instance: Any, flavor: Any, migration: A
 
 # -- source: stop and hand over ----------------------------------------------------------
 
-def resize_instance(mgr: Any, context: Any, instance: Any, migration: Any, flavor: Any,
+def resize_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                    migration: objects.Migration, flavor: objects.Flavor,
                     clean_shutdown: bool) -> None:
     old_vm_state = _old_vm_state(instance)
     with operation(mgr, context, instance, RESIZE_EVENT, instance.vm_state, 'resize'):
@@ -120,6 +127,7 @@ def resize_instance(mgr: Any, context: Any, instance: Any, migration: Any, flavo
             instance.task_state = task_states.RESIZE_MIGRATING
             instance.save(expected_task_state=task_states.RESIZE_PREP)
             timeout = CONF.shutdown_timeout if clean_shutdown else 0
+            assert migration.dest_compute is not None, 'prep_resize records the destination'
             disk_info = mgr.driver.migrate_disk_and_power_off(
                 context, instance, migration.dest_compute, flavor, timeout=timeout)
             _save_migration(migration, 'post-migrating')
@@ -136,8 +144,8 @@ def resize_instance(mgr: Any, context: Any, instance: Any, migration: Any, flavo
             raise
 
 
-def _restore_source_guest(mgr: Any, context: Any, instance: Any, migration: Any,
-                          old_vm_state: str) -> None:
+def _restore_source_guest(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                          migration: objects.Migration, old_vm_state: str) -> None:
     try:
         mgr.driver.finish_revert_migration(context, instance,
                                            instance.info_cache.network_info, migration,
@@ -148,14 +156,15 @@ def _restore_source_guest(mgr: Any, context: Any, instance: Any, migration: Any,
 
 # -- destination: make the new guest -----------------------------------------------------
 
-def finish_resize(mgr: Any, context: Any, instance: Any, migration: Any,
-                  disk_info: dict) -> None:
+def finish_resize(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                  migration: objects.Migration, disk_info: dict) -> None:
     """On failure the instance ends in ERROR (as in Nova): its disks may be half
     copied; the source's allocation is freed, the destination's stays with it."""
     old_vm_state = _old_vm_state(instance)
     with operation(mgr, context, instance, FINISH_EVENT, vm_states.ERROR, 'resize_finish'):
         try:
             old, new = instance.flavor, instance.new_flavor
+            assert new is not None, 'prep_resize records the new flavor'
             instance.task_state = task_states.RESIZE_FINISH
             apply_flavor(instance, new)
             instance.save(expected_task_state=task_states.RESIZE_MIGRATED)
@@ -178,7 +187,8 @@ def finish_resize(mgr: Any, context: Any, instance: Any, migration: Any,
              mgr.host)
 
 
-def _fail_finish(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+def _fail_finish(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                 migration: objects.Migration) -> None:
     try:
         _save_migration(migration, 'error')
         mgr.reportclient.delete_allocation_for_instance(context, migration.uuid)
@@ -188,7 +198,8 @@ def _fail_finish(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
 
 # -- confirm (source) --------------------------------------------------------------------
 
-def confirm_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+def confirm_resize(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                   migration: objects.Migration) -> None:
     """Remove the old guest and disks, free the source's allocation."""
     with operation(mgr, context, instance, CONFIRM_EVENT, instance.vm_state,
                    'resize_confirm'):
@@ -216,7 +227,8 @@ def confirm_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> Non
 
 # -- revert (destination, then source) ---------------------------------------------------
 
-def revert_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+def revert_resize(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                  migration: objects.Migration) -> None:
     """Remove the new guest here, then let the source bring the old one back."""
     notifications.notify_about_instance_action(context, instance, mgr.host,
                                                'resize_revert', notifications.START)
@@ -229,10 +241,12 @@ def revert_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> None
         _rpcapi().finish_revert_resize(context, instance, migration)
 
 
-def finish_revert_resize(mgr: Any, context: Any, instance: Any, migration: Any) -> None:
+def finish_revert_resize(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                         migration: objects.Migration) -> None:
     """The old flavor, host, allocation and guest back, in the state it had."""
     old_vm_state = _old_vm_state(instance)
     with operation(mgr, context, instance, FINISH_REVERT_EVENT, vm_states.ERROR):
+        assert instance.old_flavor is not None, 'prep_resize records the old flavor'
         apply_flavor(instance, instance.old_flavor)
         instance.old_flavor = None
         instance.new_flavor = None
@@ -257,17 +271,26 @@ def finish_revert_resize(mgr: Any, context: Any, instance: Any, migration: Any) 
 
 # -- automatic confirm (destination's periodic task) ---------------------------------------
 
-def confirm_unconfirmed_resizes(mgr: Any, context: Any, window: int) -> int:
+def _instance_of(context: RequestContext,
+                 migration: objects.Migration) -> objects.Instance | None:
+    """:returns: the migration's instance, or None if it names none that exists"""
+    if migration.instance_uuid is None:
+        return None
+    try:
+        return objects.Instance.get_by_uuid(context, migration.instance_uuid)
+    except exception.InstanceNotFound:
+        return None
+
+
+def confirm_unconfirmed_resizes(mgr: ComputeManager, context: RequestContext, window: int) -> int:
     """Confirm the resizes to this host left in VERIFY_RESIZE longer than ``window``
     seconds, as their owner would. :returns: how many were confirmed"""
-    from novalite import objects
     from novalite.compute import instance_actions
     count = 0
     for migration in objects.MigrationList.get_unconfirmed_by_dest_compute(
             context, window, mgr.host):
-        try:
-            instance = objects.Instance.get_by_uuid(context, migration.instance_uuid)
-        except exception.InstanceNotFound:
+        instance = _instance_of(context, migration)
+        if instance is None:
             _save_migration(migration, 'error')
             continue
         if instance.vm_state != vm_states.RESIZED or instance.task_state is not None:

@@ -9,7 +9,7 @@ and deletes that image. Called with the instance lock held.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -26,6 +26,10 @@ from novalite.compute import (
 from novalite.compute.operation import operation, revert
 from novalite.conf import CONF
 
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 SHELVE_EVENT = 'compute_shelve_instance'
@@ -37,8 +41,8 @@ _SHELVING_NAMES = {task_states.IMAGE_PENDING_UPLOAD: task_states.SHELVING_IMAGE_
                    task_states.IMAGE_UPLOADING: task_states.SHELVING_IMAGE_UPLOADING}
 
 
-def shelve_instance(mgr: Any, context: Any, instance: Any, image_id: str,
-                    clean_shutdown: bool = True) -> None:
+def shelve_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                    image_id: str, clean_shutdown: bool = True) -> None:
     """Power off, snapshot to ``image_id``, SHELVED; offload at once when
     ``[DEFAULT] shelved_offload_time`` is 0."""
     with operation(mgr, context, instance, SHELVE_EVENT, instance.vm_state, 'shelve'):
@@ -75,15 +79,16 @@ def shelve_instance(mgr: Any, context: Any, instance: Any, image_id: str,
                                                    'shelve_offload', notifications.END)
 
 
-def shelve_offload_instance(mgr: Any, context: Any, instance: Any,
-                            clean_shutdown: bool = True) -> None:
+def shelve_offload_instance(mgr: ComputeManager, context: RequestContext,
+                            instance: objects.Instance, clean_shutdown: bool = True) -> None:
     """shelveOffload (or the periodic task) of a SHELVED instance."""
     with operation(mgr, context, instance, OFFLOAD_EVENT, vm_states.SHELVED,
                    'shelve_offload'):
         offload(mgr, context, instance, clean_shutdown)
 
 
-def offload(mgr: Any, context: Any, instance: Any, clean_shutdown: bool) -> None:
+def offload(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+            clean_shutdown: bool) -> None:
     """Destroy the guest and its disks, leave the host, free the allocation."""
     if mgr.driver.instance_exists(instance):
         _power_off(mgr, instance, clean_shutdown)
@@ -106,14 +111,15 @@ def offload(mgr: Any, context: Any, instance: Any, clean_shutdown: bool) -> None
     LOG.info('Shelved instance %s offloaded from %s', instance.uuid, mgr.host)
 
 
-def _revert_offload(mgr: Any, context: Any, instance: Any, exc: BaseException) -> None:
+def _revert_offload(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                    exc: BaseException) -> None:
     revert(mgr, context, instance, vm_states.SHELVED, exc)
     notifications.notify_about_instance_action(context, instance, mgr.host,
                                                'shelve_offload', notifications.ERROR,
                                                exception=exc)
 
 
-def _power_off(mgr: Any, instance: Any, clean_shutdown: bool) -> None:
+def _power_off(mgr: ComputeManager, instance: objects.Instance, clean_shutdown: bool) -> None:
     try:
         state = mgr.driver.get_info(instance).state
     except exception.InstanceNotFound:
@@ -123,8 +129,8 @@ def _power_off(mgr: Any, instance: Any, clean_shutdown: bool) -> None:
     mgr.driver.power_off(instance, timeout=CONF.shutdown_timeout if clean_shutdown else 0)
 
 
-def unshelve_instance(mgr: Any, context: Any, instance: Any, image: dict | None,
-                      node: str | None = None) -> None:
+def unshelve_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                      image: dict | None, node: str | None = None) -> None:
     """Spawn a SHELVED_OFFLOADED instance here from its shelved image (``image``), or
     power a SHELVED one on where it is; the shelved image is deleted either way."""
     with operation(mgr, context, instance, UNSHELVE_EVENT, instance.vm_state, 'unshelve'):
@@ -147,7 +153,8 @@ def unshelve_instance(mgr: Any, context: Any, instance: Any, image: dict | None,
         LOG.info('Instance %s unshelved on %s', instance.uuid, mgr.host)
 
 
-def _spawn(mgr: Any, context: Any, instance: Any, image: dict, node: str) -> None:
+def _spawn(mgr: ComputeManager, context: RequestContext, instance: objects.Instance, image: dict,
+           node: str) -> None:
     """Claim here and spawn; on failure nothing stays: no guest, no claim, no
     allocation, no host (the instance goes back to SHELVED_OFFLOADED)."""
     instance.task_state = task_states.SPAWNING
@@ -166,14 +173,15 @@ def _spawn(mgr: Any, context: Any, instance: Any, image: dict, node: str) -> Non
         raise
 
 
-def _undo_spawn(mgr: Any, context: Any, instance: Any, node: str) -> None:
+def _undo_spawn(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                node: str) -> None:
     build.cleanup(mgr, context, instance, node)
     instance.host = None
     instance.node = None
     instance.compute_id = None
 
 
-def offload_expired(mgr: Any, context: Any) -> None:
+def offload_expired(mgr: ComputeManager, context: RequestContext) -> None:
     """The periodic task: offload this host's SHELVED instances shelved longer than
     ``[DEFAULT] shelved_offload_time`` seconds (never when it is negative)."""
     if CONF.shelved_offload_time <= 0:

@@ -9,7 +9,7 @@ left behind. Called with the instance lock held, inside ``operation.operation``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
@@ -18,13 +18,18 @@ from novalite.compute import task_states
 from novalite.compute.operation import operation
 from novalite.image import glance
 
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 SNAPSHOT_EVENT = 'compute_snapshot_instance'
 BACKUP_EVENT = 'compute_backup_instance'
 
 
-def task_state_updater(instance: Any, names: dict[str, str] | None = None
+def task_state_updater(instance: objects.Instance, names: dict[str, str] | None = None
                        ) -> Callable[..., None]:
     """The ``update_task_state`` callback the driver's ``snapshot`` calls.
 
@@ -40,12 +45,12 @@ def task_state_updater(instance: Any, names: dict[str, str] | None = None
     return update
 
 
-def image_api(mgr: Any) -> Any:
+def image_api(mgr: ComputeManager) -> glance.API:
     """The Glance client of the manager (a test may give it one), else a new one."""
     return getattr(mgr, 'image_api', None) or glance.API()
 
 
-def delete_image_quietly(mgr: Any, context: Any, image_id: str) -> None:
+def delete_image_quietly(mgr: ComputeManager, context: RequestContext, image_id: str) -> None:
     """Delete an image a failed snapshot leaves queued (or half uploaded)."""
     try:
         image_api(mgr).delete(context, image_id)
@@ -55,7 +60,7 @@ def delete_image_quietly(mgr: Any, context: Any, image_id: str) -> None:
         LOG.exception('Could not delete image %s of a failed snapshot', image_id)
 
 
-def capture(mgr: Any, context: Any, instance: Any, image_id: str,
+def capture(mgr: ComputeManager, context: RequestContext, instance: objects.Instance, image_id: str,
             names: dict[str, str] | None = None) -> None:
     """The driver's snapshot, deleting the image if it fails."""
     try:
@@ -65,7 +70,8 @@ def capture(mgr: Any, context: Any, instance: Any, image_id: str,
         raise
 
 
-def snapshot_instance(mgr: Any, context: Any, instance: Any, image_id: str) -> None:
+def snapshot_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                      image_id: str) -> None:
     """createImage: the root disk as Glance image ``image_id``; the instance keeps its
     vm_state."""
     with operation(mgr, context, instance, SNAPSHOT_EVENT, instance.vm_state, 'snapshot'):
@@ -73,8 +79,8 @@ def snapshot_instance(mgr: Any, context: Any, instance: Any, image_id: str) -> N
         LOG.info('Instance %s snapshotted to image %s', instance.uuid, image_id)
 
 
-def backup_instance(mgr: Any, context: Any, instance: Any, image_id: str,
-                    backup_type: str, rotation: int) -> None:
+def backup_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                    image_id: str, backup_type: str, rotation: int) -> None:
     """createBackup: a snapshot, then only the ``rotation`` newest backups of this
     ``backup_type`` are kept."""
     with operation(mgr, context, instance, BACKUP_EVENT, instance.vm_state, 'snapshot'):
@@ -82,8 +88,8 @@ def backup_instance(mgr: Any, context: Any, instance: Any, image_id: str,
         rotate_backups(mgr, context, instance, backup_type, rotation)
 
 
-def _snapshot(mgr: Any, context: Any, instance: Any, image_id: str,
-              expected: str) -> None:
+def _snapshot(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+              image_id: str, expected: str) -> None:
     try:
         instance.task_state = task_states.IMAGE_SNAPSHOT
         instance.save(expected_task_state=expected)
@@ -95,8 +101,8 @@ def _snapshot(mgr: Any, context: Any, instance: Any, image_id: str,
     instance.save(expected_task_state=task_states.IMAGE_UPLOADING)
 
 
-def rotate_backups(mgr: Any, context: Any, instance: Any, backup_type: str,
-                   rotation: int) -> None:
+def rotate_backups(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                   backup_type: str, rotation: int) -> None:
     """Delete this instance's backups of ``backup_type`` beyond the newest
     ``rotation`` (0 deletes them all, the new one included, as Nova does)."""
     backups = image_api(mgr).get_all(

@@ -8,7 +8,7 @@ looked for cell by cell, and the cells after it continue the page.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, or_, select
 
@@ -18,9 +18,14 @@ from novalite.db import engine
 from novalite.db.main import models
 from novalite.objects import base
 
+if TYPE_CHECKING:
+    from sqlalchemy import Select
+
+    from novalite.context import RequestContext
+
 
 def _window_query(start: datetime.datetime, stop: datetime.datetime,
-                  project_id: str | None) -> Any:
+                  project_id: str | None) -> Select[models.Instance]:
     table = models.Instance
     query = select(table).where(
         or_(table.terminated_at.is_(None), table.terminated_at > base.naive_utc(start)),
@@ -30,7 +35,7 @@ def _window_query(start: datetime.datetime, stop: datetime.datetime,
     return query.order_by(table.project_id, table.uuid)
 
 
-def _cell_instances(cctxt: Any, start: datetime.datetime, stop: datetime.datetime,
+def _cell_instances(cctxt: RequestContext, start: datetime.datetime, stop: datetime.datetime,
                     project_id: str | None, limit: int | None, marker: str | None) -> list:
     """This cell's page; :raises MarkerNotFound: the marker is not in this cell."""
     table = models.Instance
@@ -49,7 +54,7 @@ def _cell_instances(cctxt: Any, start: datetime.datetime, stop: datetime.datetim
         return list(objects.InstanceList._from_rows(cctxt, session, rows))
 
 
-def instances_in_window(context: Any, start: datetime.datetime, stop: datetime.datetime,
+def instances_in_window(context: RequestContext, start: datetime.datetime, stop: datetime.datetime,
                         project_id: str | None = None, limit: int | None = None,
                         marker: str | None = None) -> list:
     """Instances (deleted ones included) that ran between ``start`` and ``stop``.

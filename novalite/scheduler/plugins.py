@@ -12,8 +12,8 @@ def load(namespace: str, names: list[str], kind: str) -> list[Any]:
     :raises ValueError: when a name matches no entry point (a typo in the config must
         not silently drop a filter).
     """
-    manager = named.NamedExtensionManager(namespace, names, invoke_on_load=True,
-                                          name_order=True)
+    manager: named.NamedExtensionManager[Any] = named.NamedExtensionManager(
+        namespace, names, invoke_on_load=True, name_order=True)
     missing = set(names) - set(manager.names())
     if missing:
         raise ValueError('Unknown scheduler %s: %s' % (kind, ', '.join(sorted(missing))))

@@ -2,21 +2,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.compute.provider_tree import COMPUTE_STATUS_DISABLED
 from novalite.scheduler.utils import ResourceRequest
 
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.context import RequestContext
+
 LOG = logging.getLogger(__name__)
 
 __all__ = ['COMPUTE_STATUS_DISABLED', 'ALL_REQUEST_FILTERS', 'compute_status_filter']
 
-RequestFilter = Callable[[Any, Any, ResourceRequest], bool]
+RequestFilter = Callable[['RequestContext', 'objects.RequestSpec', ResourceRequest], bool]
 
 
-def compute_status_filter(context: Any, spec: Any, request: ResourceRequest) -> bool:
+def compute_status_filter(context: RequestContext, spec: objects.RequestSpec,
+                          request: ResourceRequest) -> bool:
     """Skip providers of disabled compute services.
 
     The compute host tags its root providers with ``COMPUTE_STATUS_DISABLED`` while its
@@ -30,7 +35,8 @@ def compute_status_filter(context: Any, spec: Any, request: ResourceRequest) -> 
 ALL_REQUEST_FILTERS: list[RequestFilter] = [compute_status_filter]
 
 
-def process_reqspec(context: Any, spec: Any, request: ResourceRequest) -> None:
+def process_reqspec(context: RequestContext, spec: objects.RequestSpec,
+                    request: ResourceRequest) -> None:
     """Apply every request filter to ``request`` (in place)."""
     for request_filter in ALL_REQUEST_FILTERS:
         if request_filter(context, spec, request):

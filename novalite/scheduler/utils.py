@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.context import RequestContext
 
 # Flavor extra specs that shape the Placement request, as in Nova.
 _RESOURCES_PREFIX = 'resources:'
@@ -30,7 +34,7 @@ class ResourceRequest:
     member_of: list[str] = dataclasses.field(default_factory=list)
 
 
-def resources_from_flavor(flavor: Any) -> dict[str, int]:
+def resources_from_flavor(flavor: objects.Flavor) -> dict[str, int]:
     """VCPU, MEMORY_MB and DISK_GB of a flavor, with ``resources:CLASS=N`` overrides.
 
     Swap counts towards DISK_GB, rounded up to whole GiB. An override of 0 removes the
@@ -54,7 +58,7 @@ def resources_from_flavor(flavor: Any) -> dict[str, int]:
     return {rc: n for rc, n in resources.items() if n > 0}
 
 
-def resources_from_request_spec(spec: Any) -> ResourceRequest:
+def resources_from_request_spec(spec: objects.RequestSpec) -> ResourceRequest:
     """The Placement request for one instance of ``spec``.
 
     ``trait:NAME=required`` and ``trait:NAME=forbidden`` extra specs become required
@@ -133,7 +137,8 @@ def _has(trait: str) -> str:
     return 'has %s: %s' % (trait, meaning) if meaning else 'has %s' % trait
 
 
-def setup_instance_group(context: Any, spec: Any, enabled: list[str]) -> Any:
+def setup_instance_group(context: RequestContext, spec: objects.RequestSpec,
+                         enabled: list[str]) -> objects.InstanceGroup | None:
     """Give ``spec`` its server group with fresh members and hosts, or leave it without.
 
     The group is the spec's ``instance_group`` or, for specs made before that was set,

@@ -138,7 +138,7 @@ def _redrive_instance(deps: build.Dependencies, cctxt: RequestContext,
     mapping = objects.InstanceMapping.get_by_instance_uuid(cctxt, instance.uuid)
     if mapping.cell_mapping is None or mapping.cell_mapping.uuid != cell.uuid:
         return False  # half made by a build request's lost attempt: that one adopts it
-    redrives = int(instance.system_metadata.get(REDRIVES_KEY, 0)) + 1
+    redrives = int(instance.system_metadata.get(REDRIVES_KEY) or 0) + 1
     owner = _owner_context(cctxt, instance.project_id, instance.user_id)
     if redrives >= CONF.scheduler.max_attempts:
         LOG.warning('Instance %s was never claimed by a compute host, %d times; giving up',

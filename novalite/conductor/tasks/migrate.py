@@ -11,15 +11,18 @@ in its state with a fault.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 
 from novalite import context as nl_context
 from novalite import exception, objects
-from novalite.conductor.tasks import build
+from novalite.conductor.tasks import build, cell
 from novalite.conf import CONF
 from novalite.objects import instance_fault
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -28,8 +31,8 @@ LIVE_EVENT = 'conductor_live_migrate_instance'
 EVACUATE_EVENT = 'conductor_rebuild_server'
 
 
-def _new_migration(context: Any, instance: Any, new_flavor: Any, migration_type: str,
-                   status: str) -> Any:
+def _new_migration(context: RequestContext, instance: objects.Instance, new_flavor: objects.Flavor,
+                   migration_type: str, status: str) -> objects.Migration:
     migration = objects.Migration(
         context, instance_uuid=instance.uuid, source_compute=instance.host,
         source_node=instance.node, dest_compute=None, dest_node=None, dest_host=None,
@@ -40,8 +43,8 @@ def _new_migration(context: Any, instance: Any, new_flavor: Any, migration_type:
     return migration
 
 
-def _request_spec(context: Any, instance: Any, flavor: Any, ignore_hosts: list[str],
-                  force_hosts: list[str]) -> Any:
+def _request_spec(context: RequestContext, instance: objects.Instance, flavor: objects.Flavor,
+                  ignore_hosts: list[str], force_hosts: list[str]) -> objects.RequestSpec:
     """The instance's RequestSpec for this move (not saved: the move's own copy)."""
     try:
         spec = objects.RequestSpec.get_by_instance_uuid(context, instance.uuid)
@@ -64,8 +67,14 @@ def _request_spec(context: Any, instance: Any, flavor: Any, ignore_hosts: list[s
     return spec
 
 
-def _fail(deps: Any, context: Any, instance: Any, migration: Any, moved: bool,
-          exc: BaseException, event: str, vm_state: str) -> None:
+def _own_host(instance: objects.Instance) -> list[str]:
+    """The host a move leaves, as the scheduler's ignore list."""
+    return [instance.host] if instance.host else []
+
+
+def _fail(deps: build.Dependencies, context: RequestContext, instance: objects.Instance,
+          migration: objects.Migration, moved: bool, exc: BaseException, event: str,
+          vm_state: str | None) -> None:
     """Undo what the conductor did for a move that will not happen."""
     if moved:
         try:
@@ -85,7 +94,9 @@ def _fail(deps: Any, context: Any, instance: Any, migration: Any, moved: bool,
                                              exc_val=message, exc_tb=trace, host=CONF.host)
 
 
-def _schedule(deps: Any, context: Any, instance: Any, migration: Any, spec: Any) -> Any:
+def _schedule(deps: build.Dependencies, context: RequestContext, instance: objects.Instance,
+              migration: objects.Migration, spec: objects.RequestSpec
+              ) -> tuple[objects.Selection, list[objects.Selection], bool]:
     """Hand the source allocation to the migration, then select and claim a
     destination for the instance. :returns: (selection, alternates, moved)"""
     moved = deps.reportclient.move_allocations(context, instance.uuid, migration.uuid)
@@ -106,15 +117,14 @@ class _Failed(Exception):
 
 # -- resize and cold migration -------------------------------------------------------------
 
-def migrate_server(deps: Any, context: Any, instance: Any, flavor: Any,
-                   clean_shutdown: bool, host: str | None) -> None:
+def migrate_server(deps: build.Dependencies, context: RequestContext, instance: objects.Instance,
+                   flavor: objects.Flavor, clean_shutdown: bool, host: str | None) -> None:
     """Schedule the resize (new ``flavor``) or cold migration (same flavor, optionally
     to ``host``) and hand it to the destination.
 
     :raises NoValidHost: once the move is undone (the caller's API answers 400)
     """
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+    with nl_context.target_cell(context, cell.of_instance(context, instance.uuid)) as cctxt:
         instance._context = cctxt
         objects.InstanceActionEvent.event_start(cctxt, instance.uuid, MIGRATE_EVENT,
                                                 host=CONF.host)
@@ -123,7 +133,7 @@ def migrate_server(deps: Any, context: Any, instance: Any, flavor: Any,
                                    'resize' if resize else 'migration', 'pre-migrating')
         # A cold migration always leaves the host (libvirt cannot migrate to itself);
         # a resize may stay when the operator allows it.
-        ignore = [] if resize and CONF.allow_resize_to_same_host else [instance.host]
+        ignore = [] if resize and CONF.allow_resize_to_same_host else _own_host(instance)
         spec = _request_spec(context, instance, flavor, ignore, [host] if host else [])
         moved = False
         source_zone = instance.availability_zone
@@ -154,15 +164,15 @@ def migrate_server(deps: Any, context: Any, instance: Any, flavor: Any,
 
 # -- live migration --------------------------------------------------------------------------
 
-def live_migrate_instance(deps: Any, context: Any, instance: Any, host: str | None,
-                          block_migration: bool | None, migration: Any,
+def live_migrate_instance(deps: build.Dependencies, context: RequestContext,
+                          instance: objects.Instance, host: str | None,
+                          block_migration: bool | None, migration: objects.Migration,
                           raise_errors: bool) -> None:
     """Check that a destination can take the instance live; the drivers novalite has
     cannot, so this ends in a pre-check error: the migration in ``error``, the
     instance as it was. ``raise_errors`` (API before 2.34): the error goes back to the
     caller as well."""
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+    with nl_context.target_cell(context, cell.of_instance(context, instance.uuid)) as cctxt:
         instance._context = cctxt
         migration._context = cctxt
         objects.InstanceActionEvent.event_start(cctxt, instance.uuid, LIVE_EVENT,
@@ -174,7 +184,7 @@ def live_migrate_instance(deps: Any, context: Any, instance: Any, host: str | No
             if host:
                 dest, node = host, None
             else:
-                spec = _request_spec(context, instance, instance.flavor, [instance.host], [])
+                spec = _request_spec(context, instance, instance.flavor, _own_host(instance), [])
                 selection, _alternates, moved = _schedule(deps, cctxt, instance, migration,
                                                           spec)
                 dest, node = selection.service_host, selection.nodename
@@ -195,12 +205,13 @@ def live_migrate_instance(deps: Any, context: Any, instance: Any, host: str | No
 
 # -- evacuation --------------------------------------------------------------------------------
 
-def evacuate_instance(deps: Any, context: Any, instance: Any, host: str | None,
-                      migration: Any, image: Any, admin_password: str | None) -> None:
+def evacuate_instance(deps: build.Dependencies, context: RequestContext, instance: objects.Instance,
+                      host: str | None, migration: objects.Migration,
+                      image: dict[str, Any] | None,
+                      admin_password: str | None) -> None:
     """Schedule the server of a dead host elsewhere (or on ``host``) and rebuild it
     there."""
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+    with nl_context.target_cell(context, cell.of_instance(context, instance.uuid)) as cctxt:
         instance._context = cctxt
         migration._context = cctxt
         objects.InstanceActionEvent.event_start(cctxt, instance.uuid, EVACUATE_EVENT,
@@ -210,7 +221,7 @@ def evacuate_instance(deps: Any, context: Any, instance: Any, host: str | None,
         try:
             migration.status = 'pre-migrating'
             migration.save()
-            spec = _request_spec(context, instance, instance.flavor, [instance.host],
+            spec = _request_spec(context, instance, instance.flavor, _own_host(instance),
                                  [host] if host else [])
             selection, _alternates, moved = _schedule(deps, cctxt, instance, migration,
                                                       spec)

@@ -9,34 +9,37 @@ valid host" fault and gives it back its image, as Nova does.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite import context as nl_context
 from novalite import exception, objects
-from novalite.conductor.tasks import build
+from novalite.conductor.tasks import build, cell
 from novalite.conf import CONF
 from novalite.scheduler import host_manager
 from novalite.scheduler.filters import image_properties_filter
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
 REBUILD_EVENT = 'conductor_rebuild_server'
 
 
-def rebuild_instance(deps: build.Dependencies, context: Any, instance: Any, image: dict,
-                     orig_image_ref: str, orig_sys_metadata: dict,
+def rebuild_instance(deps: build.Dependencies, context: RequestContext, instance: objects.Instance,
+                     image: dict, orig_image_ref: str, orig_sys_metadata: dict,
                      admin_password: str | None, injected_files: list,
                      preserve_ephemeral: bool) -> None:
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+    cell_mapping = cell.of_instance(context, instance.uuid)
+    with nl_context.target_cell(context, cell_mapping) as cctxt:
         instance._context = cctxt
         objects.InstanceActionEvent.event_start(cctxt, instance.uuid, REBUILD_EVENT,
                                                 host=CONF.host)
         try:
             if image.get('id') != orig_image_ref:
-                check_image_on_host(cctxt, instance, image, mapping.cell_mapping.uuid)
+                check_image_on_host(cctxt, instance, image, cell_mapping.uuid)
         except exception.NoValidHost as exc:
             LOG.warning('Rebuild of %s refused: %s', instance.uuid, exc.format_message())
             instance.image_ref = orig_image_ref
@@ -50,10 +53,13 @@ def rebuild_instance(deps: build.Dependencies, context: Any, instance: Any, imag
             injected_files=injected_files, preserve_ephemeral=preserve_ephemeral)
 
 
-def check_image_on_host(context: Any, instance: Any, image: dict, cell_uuid: str) -> None:
+def check_image_on_host(context: RequestContext, instance: objects.Instance, image: dict,
+                        cell_uuid: str) -> None:
     """:raises NoValidHost: the server's host cannot run ``image``"""
     if 'ImagePropertiesFilter' not in CONF.filter_scheduler.enabled_filters:
         return
+    if instance.host is None or instance.node is None:
+        raise exception.ComputeHostNotFound(host=instance.host)
     node = objects.ComputeNode.get_by_host_and_nodename(context, instance.host,
                                                         instance.node)
     state = host_manager.HostState(instance.host, instance.node, cell_uuid)

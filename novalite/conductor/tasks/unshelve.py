@@ -9,16 +9,19 @@ and ``schedule_instances``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite import context as nl_context
 from novalite import exception, objects
 from novalite.compute import task_states, vm_states
-from novalite.conductor.tasks import build
+from novalite.conductor.tasks import build, cell
 from novalite.conf import CONF
 from novalite.image import glance
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
 
@@ -26,12 +29,12 @@ IMAGE_EVENT = 'get_image_info'
 SCHEDULE_EVENT = 'schedule_instances'
 
 
-def unshelve_instance(deps: build.Dependencies, context: Any, instance: Any,
-                      request_spec: Any) -> None:
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+def unshelve_instance(deps: build.Dependencies, context: RequestContext, instance: objects.Instance,
+                      request_spec: objects.RequestSpec) -> None:
+    with nl_context.target_cell(context, cell.of_instance(context, instance.uuid)) as cctxt:
         instance._context = cctxt
         if instance.vm_state == vm_states.SHELVED:
+            assert instance.host is not None, 'a shelved server not offloaded keeps its host'
             deps.compute_rpcapi.unshelve_instance(cctxt, instance, instance.host)
             return
         image = _shelved_image(cctxt, instance)
@@ -40,7 +43,7 @@ def unshelve_instance(deps: build.Dependencies, context: Any, instance: Any,
         _schedule_and_unshelve(deps, cctxt, instance, request_spec, image)
 
 
-def _shelved_image(context: Any, instance: Any) -> dict | None:
+def _shelved_image(context: RequestContext, instance: objects.Instance) -> dict | None:
     """The shelved image; None (the server back to no task) when it is gone."""
     image_id = (instance.system_metadata or {}).get('shelved_image_id')
     objects.InstanceActionEvent.event_start(context, instance.uuid, IMAGE_EVENT,
@@ -59,8 +62,9 @@ def _shelved_image(context: Any, instance: Any) -> dict | None:
     return image
 
 
-def _schedule_and_unshelve(deps: build.Dependencies, context: Any, instance: Any,
-                           request_spec: Any, image: dict) -> None:
+def _schedule_and_unshelve(deps: build.Dependencies, context: RequestContext,
+                           instance: objects.Instance, request_spec: objects.RequestSpec,
+                           image: dict) -> None:
     objects.InstanceActionEvent.event_start(context, instance.uuid, SCHEDULE_EVENT,
                                             host=CONF.host)
     request_spec.image = objects.ImageMeta.from_dict(image)
@@ -95,7 +99,8 @@ def _schedule_and_unshelve(deps: build.Dependencies, context: Any, instance: Any
         _finish_with_error(context, instance, SCHEDULE_EVENT, exc)
 
 
-def _finish_with_error(context: Any, instance: Any, event: str, exc: BaseException) -> None:
+def _finish_with_error(context: RequestContext, instance: objects.Instance, event: str,
+                       exc: BaseException) -> None:
     """The event failed; the server stays where it was, with no task."""
     message, trace = objects.InstanceActionEvent.format_error(exc)
     objects.InstanceActionEvent.event_finish(context, instance.uuid, event, exc_val=message,

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.conf import CONF
 from novalite.scheduler import plugins
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -24,13 +28,13 @@ class BaseHostFilter(metaclass=abc.ABCMeta):
     """
 
     @abc.abstractmethod
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         """:param host_state: a ``HostState``.
         :param spec_obj: the ``RequestSpec`` being scheduled.
         :returns: True when the host may receive the instance.
         """
 
-    def filter_all(self, host_states: list, spec_obj: Any) -> list:
+    def filter_all(self, host_states: list, spec_obj: objects.RequestSpec) -> list:
         return [host for host in host_states if self.host_passes(host, spec_obj)]
 
 
@@ -54,7 +58,7 @@ class HostFilterHandler:
         names = list(CONF.filter_scheduler.enabled_filters if names is None else names)
         self.filters: list[BaseHostFilter] = plugins.load(FILTERS_NAMESPACE, names, 'filters')
 
-    def get_filtered_hosts(self, host_states: list, spec_obj: Any
+    def get_filtered_hosts(self, host_states: list, spec_obj: objects.RequestSpec
                            ) -> tuple[list, list[FilterResult]]:
         """Run every filter; stop early once no host is left.
 
@@ -73,7 +77,7 @@ class HostFilterHandler:
         return hosts, results
 
 
-def aggregate_metadata(host_state: Any, key: str | None = None) -> dict[str, set[str]]:
+def aggregate_metadata(host_state: HostState, key: str | None = None) -> dict[str, set[str]]:
     """The metadata of the host's aggregates: each key with every value it has there.
 
     :param key: only this key, when given.
@@ -86,7 +90,7 @@ def aggregate_metadata(host_state: Any, key: str | None = None) -> dict[str, set
     return metadata
 
 
-def scheduler_hint_list(spec_obj: Any, name: str) -> list[str]:
+def scheduler_hint_list(spec_obj: objects.RequestSpec, name: str) -> list[str]:
     """A scheduler hint as a list, whether one value or several were given."""
     value = spec_obj.get_scheduler_hint(name)
     if not value:
@@ -94,7 +98,7 @@ def scheduler_hint_list(spec_obj: Any, name: str) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def instance_group(spec_obj: Any) -> Any:
+def instance_group(spec_obj: objects.RequestSpec) -> objects.InstanceGroup | None:
     """The request's server group, or None."""
     if not spec_obj.obj_attr_is_set('instance_group'):
         return None

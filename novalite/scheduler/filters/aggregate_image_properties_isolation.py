@@ -1,12 +1,16 @@
 """AggregateImagePropertiesIsolation: image properties against aggregate metadata."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.conf import CONF
 from novalite.scheduler import filters
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -19,7 +23,7 @@ class AggregateImagePropertiesIsolation(filters.BaseHostFilter):
     separator) restricts the keys compared.
     """
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         opts = CONF.filter_scheduler
         prefix = (opts.aggregate_image_properties_isolation_namespace
                   + opts.aggregate_image_properties_isolation_separator

@@ -1,12 +1,16 @@
 """AggregateInstanceExtraSpecsFilter: flavor extra specs against aggregate metadata."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.scheduler import filters
 from novalite.scheduler.filters import extra_specs_ops
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -21,7 +25,7 @@ class AggregateInstanceExtraSpecsFilter(filters.BaseHostFilter):
     One of the host's aggregates having a matching value for the key is enough.
     """
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         flavor = spec_obj.flavor
         extra_specs = (flavor.extra_specs if flavor.obj_attr_is_set('extra_specs') else None)
         if not extra_specs:

@@ -1,12 +1,16 @@
 """AvailabilityZoneFilter: only hosts in the availability zone the request names."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.conf import CONF
 from novalite.scheduler import filters
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -20,7 +24,7 @@ class AvailabilityZoneFilter(filters.BaseHostFilter):
     no zoned aggregate is in ``[DEFAULT] default_availability_zone``.
     """
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         wanted = (spec_obj.availability_zone
                   if spec_obj.obj_attr_is_set('availability_zone') else None)
         if not wanted:

@@ -1,7 +1,7 @@
 """ComputeCapabilitiesFilter: flavor ``capabilities:`` extra specs against the host."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
@@ -9,12 +9,16 @@ from oslo_serialization import jsonutils
 from novalite.scheduler import filters
 from novalite.scheduler.filters import extra_specs_ops
 
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
+
 LOG = logging.getLogger(__name__)
 
 SCOPE = 'capabilities'
 
 
-def _capability(host_state: Any, path: list[str]) -> Any:
+def _capability(host_state: HostState, path: list[str]) -> object:
     """Follow ``path`` from the host state: attributes, then its stats, then into dicts
     (JSON strings such as ``cpu_info`` are decoded on the way)."""
     value: Any = host_state
@@ -46,7 +50,7 @@ class ComputeCapabilitiesFilter(filters.BaseHostFilter):
     The values use the operators of ``extra_specs_ops``.
     """
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         flavor = spec_obj.flavor
         extra_specs = (flavor.extra_specs if flavor.obj_attr_is_set('extra_specs') else None)
         for key, requirement in (extra_specs or {}).items():

@@ -1,12 +1,16 @@
 """ComputeFilter: only hosts whose compute service is enabled and up."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite import servicegroup
 from novalite.scheduler import filters
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -17,7 +21,7 @@ class ComputeFilter(filters.BaseHostFilter):
     def __init__(self) -> None:
         self.servicegroup_api = servicegroup.API()
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         service = host_state.service
         if service is None:
             LOG.debug('%s has no compute service record', host_state)

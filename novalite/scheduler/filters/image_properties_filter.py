@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 from oslo_utils import versionutils
 
 from novalite.conf import CONF
 from novalite.scheduler import filters
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -61,7 +65,7 @@ class ImagePropertiesFilter(filters.BaseHostFilter):
     a host that reports no supported instances.
     """
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         image = spec_obj.image if spec_obj.obj_attr_is_set('image') else None
         props = (image.properties if image is not None and image.obj_attr_is_set('properties')
                  else None) or {}
@@ -84,7 +88,7 @@ class ImagePropertiesFilter(filters.BaseHostFilter):
         return False
 
     @staticmethod
-    def _version_ok(host_state: Any, requirement: str | None) -> bool:
+    def _version_ok(host_state: HostState, requirement: str | None) -> bool:
         if not requirement or not host_state.hypervisor_version:
             return True
         return version_satisfies(host_state.hypervisor_version, requirement)

@@ -1,12 +1,16 @@
 """IoOpsFilter: hosts with fewer than ``max_io_ops_per_host`` I/O-heavy operations."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.conf import CONF
 from novalite.scheduler import filters
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -15,7 +19,7 @@ class IoOpsFilter(filters.BaseHostFilter):
     """Refuse hosts already running ``[filter_scheduler] max_io_ops_per_host`` builds,
     resizes, snapshots and the like at once."""
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         limit = CONF.filter_scheduler.max_io_ops_per_host
         if host_state.num_io_ops < limit:
             return True

@@ -1,11 +1,15 @@
 """ServerGroupAffinityFilter: members of an affinity group all go to one host."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.scheduler import filters
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -16,7 +20,7 @@ class ServerGroupAffinityFilter(filters.BaseHostFilter):
     """For a group with the ``affinity`` policy: once a member runs somewhere, only the
     group's hosts pass; the first member may go anywhere."""
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         group = filters.instance_group(spec_obj)
         if group is None or group.policy != POLICY:
             return True

@@ -1,11 +1,15 @@
 """ServerGroupAntiAffinityFilter: members of an anti-affinity group on distinct hosts."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite.scheduler import filters
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 LOG = logging.getLogger(__name__)
 
@@ -20,7 +24,7 @@ class ServerGroupAntiAffinityFilter(filters.BaseHostFilter):
     land back on its source.
     """
 
-    def host_passes(self, host_state: Any, spec_obj: Any) -> bool:
+    def host_passes(self, host_state: HostState, spec_obj: objects.RequestSpec) -> bool:
         group = filters.instance_group(spec_obj)
         if group is None or group.policy != POLICY:
             return True

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
 
 from novalite.conf import CONF
 from novalite.scheduler import plugins
+
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
 WEIGHERS_NAMESPACE = 'novalite.scheduler.weights'
 
@@ -15,7 +19,7 @@ WEIGHERS_NAMESPACE = 'novalite.scheduler.weights'
 class WeighedHost:
     """A host and the sum of its normalised, multiplied weights."""
 
-    obj: Any
+    obj: HostState
     weight: float = 0.0
 
 
@@ -35,7 +39,7 @@ def normalize(values: list[float], minval: float | None = None,
     return [(v - low) / (high - low) for v in values]
 
 
-def aggregate_multiplier(host_state: Any, name: str) -> float:
+def aggregate_multiplier(host_state: HostState, name: str) -> float:
     """``[filter_scheduler] name``, unless the host's aggregates set metadata ``name``:
     then the smallest of their values (unreadable ones are ignored), as in Nova."""
     values = []
@@ -58,15 +62,16 @@ class BaseWeigher(metaclass=abc.ABCMeta):
     minval: float | None = None
     maxval: float | None = None
 
-    def weight_multiplier(self, host_state: Any) -> float:
+    def weight_multiplier(self, host_state: HostState) -> float:
         """How much this weigher counts; negative reverses its preference."""
         return 1.0
 
     @abc.abstractmethod
-    def _weigh_object(self, host_state: Any, spec_obj: Any) -> float:
+    def _weigh_object(self, host_state: HostState, spec_obj: objects.RequestSpec) -> float:
         """The raw score of one host."""
 
-    def weigh_objects(self, weighed_hosts: list[WeighedHost], spec_obj: Any) -> list[float]:
+    def weigh_objects(self, weighed_hosts: list[WeighedHost],
+                      spec_obj: objects.RequestSpec) -> list[float]:
         """Raw scores of every host, in order."""
         return [self._weigh_object(w.obj, spec_obj) for w in weighed_hosts]
 
@@ -82,7 +87,8 @@ class HostWeightHandler:
         names = list(CONF.filter_scheduler.weight_classes if names is None else names)
         self.weighers: list[BaseWeigher] = plugins.load(WEIGHERS_NAMESPACE, names, 'weighers')
 
-    def get_weighed_objects(self, host_states: list, spec_obj: Any) -> list[WeighedHost]:
+    def get_weighed_objects(self, host_states: list,
+                            spec_obj: objects.RequestSpec) -> list[WeighedHost]:
         """:returns: every host wrapped in a WeighedHost, best first."""
         weighed = [WeighedHost(host) for host in host_states]
         for weigher in self.weighers:

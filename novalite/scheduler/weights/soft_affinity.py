@@ -1,12 +1,16 @@
 """ServerGroupSoftAffinityWeigher: prefer hosts running members of a soft-affinity group."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from novalite.scheduler import filters, weights
 
+if TYPE_CHECKING:
+    from novalite import objects
+    from novalite.scheduler.host_manager import HostState
 
-def members_on_host(host_state: Any, spec_obj: Any, policy: str) -> int:
+
+def members_on_host(host_state: HostState, spec_obj: objects.RequestSpec, policy: str) -> int:
     """How many members of the request's group, if its policy is ``policy``, run here."""
     group = filters.instance_group(spec_obj)
     if group is None or group.policy != policy:
@@ -19,8 +23,8 @@ class ServerGroupSoftAffinityWeigher(weights.BaseWeigher):
     (``[filter_scheduler] soft_affinity_weight_multiplier``); unlike the affinity filter
     it never refuses a host."""
 
-    def weight_multiplier(self, host_state: Any) -> float:
+    def weight_multiplier(self, host_state: HostState) -> float:
         return weights.aggregate_multiplier(host_state, 'soft_affinity_weight_multiplier')
 
-    def _weigh_object(self, host_state: Any, spec_obj: Any) -> float:
+    def _weigh_object(self, host_state: HostState, spec_obj: objects.RequestSpec) -> float:
         return members_on_host(host_state, spec_obj, 'soft-affinity')
