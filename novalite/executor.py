@@ -1,16 +1,18 @@
 """Every thread novalite starts: bounded futurist pools for background work, and named
 daemon threads for the few loops that run as long as the process.
 
-Two pools, each created on first use, one per process, sized per use:
+Two pools, each created on first use, one per process:
 
 - ``background``: work an RPC endpoint hands off so that the message does not hold an
   RPC worker (a compute's build, reboot, resize...), and a resource tracker's deferred
-  save. ``BACKGROUND_WORKERS`` (64) threads at most, as many as oslo.messaging's
-  default ``executor_thread_pool_size`` lets RPC workers hand work over at once; more
-  wait in the pool's queue. A graceful stop waits for this work (:func:`wait_background`).
+  save. ``[DEFAULT] default_thread_pool_size`` (64) threads at most, as many as
+  oslo.messaging's default ``executor_thread_pool_size`` lets RPC workers hand work over
+  at once; more wait in the pool's queue. A graceful stop waits for this work
+  (:func:`wait_background`).
 - ``cells``: one call per cell database of ``context.scatter_gather_cells``.
-  ``CELL_WORKERS`` (32) threads at most; a call still queued when its caller's timeout
-  ends is cancelled, so a hung cell holds one thread per caller, not the pool.
+  ``[DEFAULT] cell_worker_thread_pool_size`` (32) threads at most; a call still queued
+  when its caller's timeout ends is cancelled, so a hung cell holds one thread per
+  caller, not the pool.
 
 With the eventlet backend (``novalite.concurrency``) the pools are futurist's green
 pools, and the daemon threads are green threads (``threading`` is monkey-patched), as
@@ -27,15 +29,13 @@ import futurist
 from oslo_log import log as logging
 
 from novalite import concurrency
+from novalite.conf import CONF
 from novalite.objects import base as obj_base
 
 LOG = logging.getLogger(__name__)
 
 P = ParamSpec('P')
 R = TypeVar('R')
-
-BACKGROUND_WORKERS = 64
-CELL_WORKERS = 32
 
 _pools: dict[str, futurist.ThreadPoolExecutor | futurist.GreenThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
@@ -81,7 +81,7 @@ def spawn(fn: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> futures
             LOG.exception('Unhandled error in background work %s',
                           getattr(fn, '__name__', fn))
 
-    future = _pool('background', BACKGROUND_WORKERS).submit(run)
+    future = _pool('background', CONF.default_thread_pool_size).submit(run)
     with _live_lock:
         _live.add(future)
     future.add_done_callback(_forget)
@@ -104,7 +104,8 @@ def wait_background(timeout: float) -> None:
 def submit_to_cell(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> futures.Future[R]:
     """Run ``fn(*args, **kwargs)`` on the cells pool, with this thread's object
     indirection; the caller takes the result or the exception from the future."""
-    return _pool('cells', CELL_WORKERS).submit(_carrying_indirection(fn), *args, **kwargs)
+    return _pool('cells', CONF.cell_worker_thread_pool_size).submit(
+        _carrying_indirection(fn), *args, **kwargs)
 
 
 def start_thread(name: str, fn: Callable[..., object], *args: object) -> threading.Thread:

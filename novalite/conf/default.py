@@ -16,6 +16,18 @@ opts = [
     cfg.StrOpt('concurrency_backend', default='threading', choices=['threading', 'eventlet'],
                help='How the daemons run concurrent work: native threads (the default, '
                     'as in Nova 34) or eventlet green threads (deprecated upstream).'),
+    cfg.IntOpt('default_thread_pool_size', default=64, min=1,
+               help='Threads of a process for the work its RPC endpoints hand off so the '
+                    'message does not hold an RPC worker (a compute host\'s builds, power '
+                    'actions, resizes, snapshots...). Work beyond this many at once waits '
+                    'for a thread, in order of arrival. A graceful stop waits for the work '
+                    'started and queued, at most graceful_shutdown_timeout seconds.'),
+    cfg.IntOpt('cell_worker_thread_pool_size', default=32, min=1,
+               help='Threads of a process for the per-cell database calls of a request '
+                    'that reads every cell (server lists, scheduling, quota counts): one '
+                    'call per cell and request. A call that has not started when its '
+                    'request stops waiting for the cells is cancelled; a cell database '
+                    'that hangs holds one thread per request until it answers.'),
     cfg.IntOpt('report_interval', default=10, min=1,
                help='Seconds between two service heartbeats written into the services '
                     'table.'),
