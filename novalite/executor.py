@@ -20,6 +20,7 @@ before.
 """
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent import futures
@@ -37,7 +38,9 @@ LOG = logging.getLogger(__name__)
 P = ParamSpec('P')
 R = TypeVar('R')
 
-_pools: dict[str, futurist.ThreadPoolExecutor | futurist.GreenThreadPoolExecutor] = {}
+# name -> (the process that made the pool, the pool): a forked worker makes its own, as
+# the threads of its parent's did not follow it across the fork.
+_pools: dict[str, tuple[int, futurist.ThreadPoolExecutor | futurist.GreenThreadPoolExecutor]] = {}
 _pools_lock = threading.Lock()
 # Background work not finished yet: a graceful stop waits for it.
 _live: set[futures.Future[None]] = set()
@@ -46,13 +49,13 @@ _live_lock = threading.Lock()
 
 def _pool(name: str, max_workers: int) -> futures.Executor:
     with _pools_lock:
-        pool = _pools.get(name)
-        if pool is None:
+        pid, pool = _pools.get(name, (None, None))
+        if pool is None or pid != os.getpid():
             if concurrency.choose() == 'eventlet':
                 pool = futurist.GreenThreadPoolExecutor(max_workers=max_workers)
             else:
                 pool = futurist.ThreadPoolExecutor(max_workers=max_workers)
-            _pools[name] = pool
+            _pools[name] = (os.getpid(), pool)
         return pool
 
 

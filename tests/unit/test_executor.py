@@ -66,3 +66,11 @@ def test_only_the_executor_module_creates_threads():
         str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob('*.py')
         if pattern.search(path.read_text()) and path.name != 'executor.py')
     assert offenders == []
+
+
+def test_a_forked_process_gets_pools_of_its_own(monkeypatch):
+    """The threads of a pool made before a fork are not in the child."""
+    before = executor._pool('background', 4)
+    assert executor._pool('background', 4) is before
+    monkeypatch.setattr(executor.os, 'getpid', lambda: -1)
+    assert executor._pool('background', 4) is not before
