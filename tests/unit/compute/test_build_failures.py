@@ -328,3 +328,28 @@ def test_an_orphaned_build_that_cannot_be_read_is_tried_again_next_run(host, mon
     assert build.redrive_orphaned_builds(mgr, cctxt) == []
     assert hostdoubles.stored(cctxt, orphan.uuid).host == HOST
     assert build.redrive_orphaned_builds(mgr, cctxt) == [orphan.uuid]
+
+
+def test_a_build_that_outlived_its_timeout_ends_in_error_with_nothing_left(host):
+    mgr, cctxt = host
+    instance = _scheduled(mgr, cctxt)
+    build._record_network_requests(instance, [{'network_id': 'net-1', 'port_id': 'port-u'}])
+    instance.task_state = 'spawning'
+    instance.save()
+    mgr.driver.spawn(cctxt, instance, None, [], None, {})
+    running = hostdoubles.instance_on_host(mgr, cctxt, vm_state='building',
+                                           task_state='spawning')
+
+    with mgr.instance_lock(running.uuid):
+        build.fail_stale_builds(mgr, cctxt, timeout=0)
+
+    saved = hostdoubles.stored(cctxt, instance.uuid)
+    assert (saved.vm_state, saved.task_state) == ('error', None)
+    assert 'did not finish within 0 seconds' in hostdoubles.fault(cctxt, instance.uuid)
+    assert mgr.network_api.released == [([], ['port-u'])]
+    assert instance.uuid not in mgr.driver.list_instance_uuids()
+    assert instance.uuid not in mgr.rt.tracked
+    assert hostdoubles.allocations(mgr, cctxt, instance.uuid) == {}
+    assert mgr.compute_task_api.builds == []
+    # A build still holding its lock is left to finish on its own.
+    assert hostdoubles.stored(cctxt, running.uuid).vm_state == 'building'

@@ -113,6 +113,7 @@ def test_a_migration_that_cannot_be_marked_failed_still_leaves_the_server_in_err
 
     saved = hostdoubles.stored(cctxt, instance.uuid)
     assert (saved.vm_state, saved.task_state, saved.host) == ('error', None, DST)
+    assert hostdoubles.fault(cctxt, instance.uuid) == 'RuntimeError'
     assert instance.uuid not in dst.driver.list_instance_uuids()
 
 

@@ -151,9 +151,14 @@ def test_an_allocation_placement_will_not_move_back_still_restores_the_instance(
 
     resize.prep_resize(dst, cctxt, instance, flavor, migration, DST, True)
 
-    saved = objects.Instance.get_by_uuid(cctxt, instance.uuid, expected_attrs=['flavor'])
+    saved = objects.Instance.get_by_uuid(cctxt, instance.uuid, expected_attrs=[
+        'flavor', 'old_flavor', 'new_flavor', 'system_metadata'])
     assert (saved.vm_state, saved.task_state, saved.host, saved.flavor.id) == (
         'active', None, SRC, 1)
+    assert saved.old_flavor is None and saved.new_flavor is None
+    assert resize.OLD_VM_STATE not in saved.system_metadata
+    # The fault is the move's failure, not the failure to undo it.
+    assert hostdoubles.fault(cctxt, instance.uuid) == 'MessagingTimeout'
     assert objects.Migration.get_by_id(cctxt, migration.id).status == 'error'
     assert migration.uuid not in dst.rt.tracked
 
@@ -239,6 +244,8 @@ def test_a_failed_finish_whose_source_allocation_placement_keeps_still_ends_in_e
 
     saved = hostdoubles.stored(cctxt, instance.uuid)
     assert (saved.vm_state, saved.task_state) == ('error', None)
+    # The fault is the finish's failure, not Placement's.
+    assert hostdoubles.fault(cctxt, instance.uuid) == 'RuntimeError'
     assert objects.Migration.get_by_id(cctxt, migration.id).status == 'error'
 
 
@@ -308,3 +315,19 @@ def test_an_unconfirmed_resize_of_a_vanished_instance_ends_its_migration(hosts):
 
     assert objects.Migration.get_by_id(cctxt, migration.id).status == 'error'
     assert rpc.casts == []
+
+
+def test_a_confirm_that_meets_another_task_records_a_fault_and_leaves_that_task(hosts):
+    src, dst, rpc, cctxt = hosts
+    instance, migration = _resized(src, dst, rpc, cctxt)
+    other = objects.Instance.get_by_uuid(cctxt, instance.uuid)
+    other.task_state = 'rebooting'
+    other.save()
+
+    resize.confirm_resize(src, cctxt, instance, migration)
+
+    assert 'Conflict updating instance' in hostdoubles.fault(cctxt, instance.uuid)
+    saved = hostdoubles.stored(cctxt, instance.uuid)
+    assert (saved.vm_state, saved.task_state) == ('resized', 'rebooting')
+    # The source was already freed: what confirm did before the save stays done.
+    assert hostdoubles.allocations(src, cctxt, migration.uuid) == {}
