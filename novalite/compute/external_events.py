@@ -83,7 +83,7 @@ def _forget_vif(mgr: ComputeManager, context: RequestContext, instance: objects.
     if vif is None:
         return
     try:
-        mgr.driver.detach_interface(context, instance, dict(vif))
+        mgr.driver.detach_interface(context, instance, vif.copy())
     except NotImplementedError:
         pass
     except Exception as exc:

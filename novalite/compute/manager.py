@@ -49,6 +49,7 @@ from novalite.virt import driver as virt_driver
 
 if TYPE_CHECKING:
     from novalite.conductor.rpcapi import ComputeTaskAPI, ConductorAPI
+    from novalite.network.requests import NetworkRequest
 
 LOG = logging.getLogger(__name__)
 
@@ -205,7 +206,7 @@ class ComputeManager(manager.Manager):
                                image: dict | None, request_spec: objects.RequestSpec,
                                filter_properties: dict, admin_password: str | None = None,
                                injected_files: list | None = None,
-                               requested_networks: list[dict] | None = None,
+                               requested_networks: list[NetworkRequest] | None = None,
                                block_device_mapping: list | None = None, node: str | None = None,
                                limits: dict | None = None, host_list: list | None = None) -> None:
         """Build in the background: a cast must not hold the RPC worker for the build."""

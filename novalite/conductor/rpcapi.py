@@ -135,7 +135,7 @@ class ComputeTaskAPI:
     def build_instances(self, context: RequestContext, instances: list[objects.Instance],
                         image: dict[str, Any] | None, filter_properties: dict[str, Any],
                         admin_password: str | None, injected_files: list[Any],
-                        requested_networks: list[dict[str, Any]] | None,
+                        requested_networks: list[NetworkRequest] | None,
                         block_device_mapping: list[Any],
                         request_spec: objects.RequestSpec | None = None,
                         host_lists: list[list[objects.Selection]] | None = None) -> None:
