@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from oslo_concurrency import lockutils
@@ -41,7 +41,8 @@ from novalite.db.api import models as api_models
 from novalite.db.main import models as main_models
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import CursorResult
+    from sqlalchemy import Select
+    from sqlalchemy.engine import CursorResult, Row
     from sqlalchemy.orm import Session
 
     from novalite.context import RequestContext
@@ -78,7 +79,7 @@ def defaults() -> dict[str, int]:
             for name, opt in RESOURCES.items()}
 
 
-def _overlay(limits: dict[str, int], rows: Any) -> dict[str, int]:
+def _overlay(limits: dict[str, int], rows: Iterable[Row[Any] | api_models.Quota]) -> dict[str, int]:
     for row in rows:
         if row.resource in limits and row.hard_limit is not None:
             limits[row.resource] = row.hard_limit
@@ -235,7 +236,7 @@ def _cell_usage_query(project_id: str | None, user_id: str | None, building: lis
     return query
 
 
-def _cell_usage(context: RequestContext, query: Any) -> tuple[int, int, int]:
+def _cell_usage(context: RequestContext, query: Select[Any]) -> tuple[int, int, int]:
     with engine.cell_connection(context) as connection:
         count, cores, ram = connection.execute(query).one()
     return int(count), int(cores), int(ram)

@@ -14,7 +14,6 @@ configuration), so it imports nothing of novalite's.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 # The identity a token replaces: what oslo.context and Glance read from the request
 # (auth_token middleware removes the same before it sets its own).
@@ -52,6 +51,6 @@ class NoAuth2:
         return self.app(environ, start_response)
 
 
-def filter_factory(global_conf: dict, **local_conf: Any) -> Callable[[WSGIApp], NoAuth2]:
+def filter_factory(global_conf: dict, **local_conf: str) -> Callable[[WSGIApp], NoAuth2]:
     """paste.deploy's entry point."""
     return NoAuth2

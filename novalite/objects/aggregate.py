@@ -16,6 +16,9 @@ from novalite.objects import base
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import CursorResult
+    from sqlalchemy.orm import Session
+
+    from novalite.db.api import models as db_models
 
 AZ_KEY = 'availability_zone'
 
@@ -42,7 +45,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         return self.metadata.get(AZ_KEY)
 
     @classmethod
-    def _from_db_object(cls, context: RequestContext, row: Any, hosts: list[str],
+    def _from_db_object(cls, context: RequestContext, row: db_models.Aggregate, hosts: list[str],
                         metadata: dict[str, str]) -> Aggregate:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('hosts', 'metadata'))
@@ -167,7 +170,8 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
             session.delete(row)
 
 
-def _load(context: RequestContext, session: Any, rows: list) -> list[Aggregate]:
+def _load(context: RequestContext, session: Session,
+          rows: list[db_models.Aggregate]) -> list[Aggregate]:
     """Aggregates of ``rows`` with their hosts and metadata: three queries in all."""
     ids = [r.id for r in rows]
     hosts: dict[int, list[str]] = defaultdict(list)

@@ -55,6 +55,8 @@ class Ownership(enum.Enum):
 
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
     from novalite import objects
 
 
@@ -143,7 +145,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
     def _attempt(self) -> int:
         return self.attempt if self.obj_attr_is_set('attempt') else 0
 
-    def _why_not_current(self, connection: Any) -> Ownership:
+    def _why_not_current(self, connection: Connection) -> Ownership:
         row = connection.execute(_statements().by_uuid, {'uuid': self.instance_uuid}).first()
         if row is None:
             return Ownership.GONE

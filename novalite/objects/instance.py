@@ -62,7 +62,7 @@ def _reads() -> types.SimpleNamespace:
     inst = m.Instance.__table__
     by_uuid = sa.select(inst).where(inst.c.uuid == sa.bindparam('uuid'))
 
-    def extras(match: Any) -> Any:
+    def extras(match: Callable[[sa.Column[Any]], sa.ColumnElement[bool]]) -> sa.CompoundSelect:
         extra, meta = m.InstanceExtra.__table__, m.InstanceMetadata.__table__
         sysmeta, tag = m.InstanceSystemMetadata.__table__, m.Tag.__table__
         cache = m.InstanceInfoCache.__table__
@@ -142,13 +142,13 @@ def _column_plan(names: tuple[str, ...]) -> tuple[tuple[int, str, str, Any, bool
     return tuple(plan)
 
 
-def _copy_columns(obj: Instance, row: Any) -> None:
+def _copy_columns(obj: Instance, row: Row[Any] | db_models.Instance) -> None:
     """Set the instance's plain fields from a row: what ``_set_from_db`` does, without
     coercing values that already have their field's type (an instance has 47 columns
     and a status poll reads one per request). Datetimes get UTC as their zone, as the
     field's coercion would give them; other values go through the field's setter."""
-    if hasattr(row, '_fields'):
-        names, values = row._fields, tuple(row)
+    if hasattr(row, '_fields'):  # cheaper than an isinstance of Row; the checker needs it said
+        names, values = row._fields, tuple(cast('Row[Any]', row))
     else:  # an ORM row (the list queries)
         names = _orm_column_names()
         values = tuple(getattr(row, name) for name in names)
@@ -205,7 +205,8 @@ _flavors = ParsedOnce(_parse_flavors, size=256)
 _network_infos = ParsedOnce(base.from_json, size=1024)
 
 
-def _latest_faults(context: RequestContext, session: Any, uuids: list[str]) -> list:
+def _latest_faults(context: RequestContext, session: Session | Connection,
+                   uuids: list[str]) -> list:
     """(uuid, latest fault) pairs; ``session`` may be a Core connection, which gets an
     ORM session of its own (in its transaction) for the fault rows."""
     from novalite.objects.instance_fault import InstanceFault
@@ -218,9 +219,11 @@ def _latest_faults(context: RequestContext, session: Any, uuids: list[str]) -> l
 
 if TYPE_CHECKING:
     import netaddr
-    from sqlalchemy.engine import CursorResult
+    from sqlalchemy.engine import Connection, CursorResult, Row
+    from sqlalchemy.orm import Session
 
     from novalite import objects
+    from novalite.db.main import models as db_models
     from novalite.db.main.api import Marker
 
 

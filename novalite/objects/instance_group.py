@@ -5,7 +5,7 @@ cells (one query per cell) whenever they are asked for.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
@@ -17,6 +17,12 @@ from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import delete, main_models, select
 from novalite.objects import base
+
+if TYPE_CHECKING:
+    from sqlalchemy import Select
+    from sqlalchemy.orm import Session
+
+    from novalite.db.api import models as db_models
 
 AFFINITY = 'affinity'
 ANTI_AFFINITY = 'anti-affinity'
@@ -55,7 +61,8 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context: RequestContext, row: Any, policy: Any,
+    def _from_db_object(cls, context: RequestContext, row: db_models.InstanceGroup,
+                        policy: db_models.InstanceGroupPolicy | None,
                         members: list[str]) -> InstanceGroup:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('policy', 'rules', 'members', 'hosts'))
@@ -66,7 +73,8 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def _load(cls, context: RequestContext, session: Any, row: Any) -> InstanceGroup:
+    def _load(cls, context: RequestContext, session: Session,
+              row: db_models.InstanceGroup) -> InstanceGroup:
         policy = session.scalars(select(models.InstanceGroupPolicy)
                                  .filter_by(group_id=row.id)).first()
         members = list(session.scalars(
@@ -144,7 +152,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
 
     @classmethod
     def add_members(cls, context: RequestContext, group_uuid: str, instance_uuids: list[str],
-                    session: Any = None) -> list[str]:
+                    session: Session | None = None) -> list[str]:
         """Add ``instance_uuids`` to the group (in ``session``'s transaction if given).
 
         :returns: the uuids that were not members yet.
@@ -155,7 +163,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
         return cls._add_members(session, group_uuid, instance_uuids)
 
     @staticmethod
-    def _add_members(session: Any, group_uuid: str, instance_uuids: list[str]) -> list[str]:
+    def _add_members(session: Session, group_uuid: str, instance_uuids: list[str]) -> list[str]:
         group_id = session.scalars(select(models.InstanceGroup.id)
                                    .filter_by(uuid=group_uuid)).first()
         if group_id is None:
@@ -226,7 +234,7 @@ class InstanceGroup(base.NovaliteTimestampObject, base.NovaliteObject):
             session.delete(row)
 
 
-def _visible(context: RequestContext, query: Any) -> Any:
+def _visible(context: RequestContext, query: Select[Any]) -> Select[Any]:
     """``query`` narrowed to the groups ``context`` may see: its project's, or every
     group for an administrator. Another project's group does not exist for a caller,
     as in Nova: a show or a ``group`` hint answers as for an unknown uuid, so group

@@ -8,7 +8,7 @@ change it makes to the ports and on Neutron's ``network-changed`` event.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_serialization import jsonutils
 from oslo_versionedobjects import fields
@@ -19,6 +19,9 @@ from novalite.db.lazy import main_models as models
 from novalite.db.lazy import select, update
 from novalite.network import model
 from novalite.objects import base
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 
 class NetworkModel(fields.FieldType):
@@ -45,7 +48,7 @@ class NetworkModelField(fields.AutoTypedField):
     AUTO_TYPE = NetworkModel()
 
 
-def write(conn: Any, instance_uuid: str, network_info: model.NetworkInfo) -> None:
+def write(conn: Connection, instance_uuid: str, network_info: model.NetworkInfo) -> None:
     """Store ``network_info`` on the transaction's connection ``conn`` (update the live
     row, or insert one)."""
     table = models.InstanceInfoCache.__table__

@@ -46,7 +46,7 @@ def _reads() -> types.SimpleNamespace:
         located=located.where(mapping.c.instance_uuid == uuid))
 
 
-def _prefixed(row: Any, prefix: str) -> types.SimpleNamespace:
+def _prefixed(row: Row[Any], prefix: str) -> types.SimpleNamespace:
     """The columns of ``row`` named ``<prefix><name>``, as attributes ``name``."""
     return types.SimpleNamespace(**{key[len(prefix):]: value
                                     for key, value in row._mapping.items()
@@ -54,6 +54,8 @@ def _prefixed(row: Any, prefix: str) -> types.SimpleNamespace:
 
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Row
+
     from novalite import objects
 
 

@@ -7,7 +7,7 @@ is still under way.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_utils import timeutils, uuidutils
 from oslo_versionedobjects import fields
@@ -18,6 +18,9 @@ from novalite.db import engine
 from novalite.db.lazy import and_, or_, select
 from novalite.db.lazy import main_models as models
 from novalite.objects import base
+
+if TYPE_CHECKING:
+    from sqlalchemy import Select
 
 # Statuses after which a migration no longer holds anything on its hosts (Nova's list).
 FINISHED_STATUSES = ('confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled',
@@ -137,7 +140,7 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
         self.obj_reset_changes()
 
 
-def _filtered(query: Any, filters: dict) -> Any:
+def _filtered(query: Select[Any], filters: dict) -> Select[Any]:
     """Nova's migration filters: ``host`` and ``node`` match either end of the move."""
     table = models.Migration
     if filters.get('status') is not None:
@@ -169,7 +172,7 @@ class MigrationList(base.ObjectListBase['Migration'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('Migration')}
 
     @classmethod
-    def _get(cls, context: RequestContext, query: Any) -> MigrationList:
+    def _get(cls, context: RequestContext, query: Select[Any]) -> MigrationList:
         with engine.cell_reader(context) as session:
             return cls(context, objects=[Migration._from_db_object(context, r)
                                          for r in session.scalars(query)])

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_config import cfg
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
+    from _typeshed.wsgi import WSGIApplication
 
 
 class Middleware:
@@ -15,13 +19,14 @@ class Middleware:
     ``factory`` is what ``paste.filter_factory`` points at in api-paste.ini.
     """
 
-    def __init__(self, application: Any, **local_conf: Any) -> None:
+    def __init__(self, application: WSGIApplication, **local_conf: str) -> None:
         self.application = application
         self.local_conf = local_conf
 
     @classmethod
-    def factory(cls, global_conf: dict, **local_conf: Any) -> Any:
-        def _filter(app: Any) -> Middleware:
+    def factory(cls, global_conf: dict,
+                **local_conf: str) -> Callable[[WSGIApplication], Middleware]:
+        def _filter(app: WSGIApplication) -> Middleware:
             return cls(app, **local_conf)
         return _filter
 
@@ -29,7 +34,8 @@ class Middleware:
         return self.application(environ, start_response)
 
 
-def cors_filter_factory(global_conf: dict, **local_conf: Any) -> Any:
+def cors_filter_factory(global_conf: dict,
+                        **local_conf: str) -> Callable[[WSGIApplication], WSGIApplication]:
     """oslo.middleware's CORS reading ``[cors]`` from the service's own configuration,
     or no layer at all when ``[cors] allowed_origin`` names no origin.
 
@@ -38,7 +44,7 @@ def cors_filter_factory(global_conf: dict, **local_conf: Any) -> Any:
     Without an allowed origin the filter answers nothing and adds no header, yet would
     still wrap every request and response in webob objects of its own.
     """
-    def _filter(app: Any) -> Any:
+    def _filter(app: WSGIApplication) -> WSGIApplication:
         if 'cors' not in cfg.CONF.list_all_sections():
             # No [cors] section, so no origin: and oslo.middleware stays unimported (its
             # package imports every middleware it has: jinja2, bcrypt; 3 MB a process).
@@ -70,7 +76,7 @@ class LegacyV2CompatibleWrapper(Middleware):
             environ.pop(key, None)
 
         def filtered_start_response(status: str, headers: list[tuple[str, str]],
-                                    exc_info: Any = None) -> Any:
+                                    exc_info: OptExcInfo | None = None) -> Any:
             kept = []
             for name, value in headers:
                 lowered = name.lower()

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from novalite import exception
 
@@ -68,7 +68,7 @@ class APIVersionRequest:
     def _key(self) -> tuple[int, int]:
         return self.ver_major, self.ver_minor
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, APIVersionRequest) and self._key() == other._key()
 
     def __lt__(self, other: APIVersionRequest) -> bool:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob
 from oslo_log import log as logging
@@ -12,10 +12,13 @@ from novalite import context
 from novalite.api.openstack import Middleware, faults, wsgi
 from novalite.conf import CONF
 
+if TYPE_CHECKING:
+    from paste.deploy.loadwsgi import ConfigLoader
+
 LOG = logging.getLogger(__name__)
 
 
-def pipeline_factory_v21(loader: Any, global_conf: dict, **local_conf: str) -> Any:
+def pipeline_factory_v21(loader: ConfigLoader, global_conf: dict, **local_conf: str) -> Any:
     """A paste pipeline chosen by ``[api] auth_strategy``: the key of ``local_conf``."""
     names = local_conf[CONF.api.auth_strategy].split()
     app = loader.get_app(names[-1])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob
 import webob.exc
@@ -13,6 +13,9 @@ from oslo_serialization import jsonutils
 from novalite import exception
 from novalite.api.openstack import Middleware
 from novalite.db import errors as db_errors
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
 
 LOG = logging.getLogger(__name__)
 
@@ -110,7 +113,7 @@ class FaultWrapper(Middleware):
         started: list = []
         written: list[bytes] = []
 
-        def start_below(status: str, headers: list, exc_info: Any = None) -> Callable:
+        def start_below(status: str, headers: list, exc_info: OptExcInfo | None = None) -> Callable:
             started[:] = [status, headers]
             return written.append
         try:

@@ -5,12 +5,15 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob
 from oslo_log import log as logging
 
 from novalite.api.openstack import Middleware
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
 
 LOG = logging.getLogger(__name__)
 
@@ -37,7 +40,7 @@ class ComputeRequestId(Middleware):
         request_id = 'req-%s' % uuid.uuid4()
         environ[ENV_REQUEST_ID] = request_id
 
-        def start_named(status: str, headers: list, exc_info: Any = None) -> Any:
+        def start_named(status: str, headers: list, exc_info: OptExcInfo | None = None) -> Any:
             present = {name.lower() for name, _value in headers}
             headers.extend((name, request_id) for name in _RESPONSE_HEADERS
                            if name not in present)
@@ -52,7 +55,7 @@ class RequestLog(Middleware):
         start = time.monotonic()
         seen: dict[str, Any] = {}
 
-        def start_logged(status: str, headers: list, exc_info: Any = None) -> Any:
+        def start_logged(status: str, headers: list, exc_info: OptExcInfo | None = None) -> Any:
             seen['status'], seen['headers'] = status, headers
             return start_response(status, headers, exc_info)
         app_iter = self.application(environ, start_logged)

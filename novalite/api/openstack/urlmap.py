@@ -6,10 +6,14 @@ version document), ``/v2.1/+`` matches everything below it, and ``/`` is the fal
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib import parse
 
 from novalite.api.openstack import faults
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIApplication
+    from paste.deploy.loadwsgi import ConfigLoader
 
 
 class URLMap:
@@ -36,7 +40,7 @@ class URLMap:
             environ, start_response)
 
     @staticmethod
-    def _forward(app: Any, prefix: str, environ: dict, start_response: Callable
+    def _forward(app: WSGIApplication, prefix: str, environ: dict, start_response: Callable
                  ) -> Iterable[bytes]:
         environ = dict(environ)
         environ['SCRIPT_NAME'] = environ.get('SCRIPT_NAME', '') + prefix
@@ -68,7 +72,7 @@ def _refused_url(environ: dict) -> str | None:
     return None
 
 
-def urlmap_factory(loader: Any, global_conf: dict, **local_conf: str) -> URLMap:
+def urlmap_factory(loader: ConfigLoader, global_conf: dict, **local_conf: str) -> URLMap:
     exact: dict[str, Any] = {}
     prefixes: dict[str, Any] = {}
     for path, app_name in local_conf.items():

@@ -53,7 +53,7 @@ class Versions:
         return _only_get(req) or _json(views_versions.build_versions(req, VERSIONS))
 
     @classmethod
-    def factory(cls, global_conf: dict, **local_conf: Any) -> Versions:
+    def factory(cls, global_conf: dict, **local_conf: str) -> Versions:
         return cls()
 
 
@@ -67,7 +67,7 @@ class VersionV21:
         return _only_get(req) or _json(views_versions.build_version(req, info))
 
     @classmethod
-    def factory(cls, global_conf: dict, **local_conf: Any) -> VersionV21:
+    def factory(cls, global_conf: dict, **local_conf: str) -> VersionV21:
         return cls()
 
 

@@ -4,17 +4,23 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from novalite.api.validation import validators
 
+if TYPE_CHECKING:
+    from novalite.api.openstack import wsgi
 
-def _request_of(args: tuple, kwargs: dict) -> Any:
+_P = ParamSpec('_P')
+_R = TypeVar('_R')
+
+
+def _request_of(args: tuple, kwargs: dict) -> wsgi.Request:
     return kwargs['req'] if 'req' in kwargs else args[1]
 
 
 def schema(request_body_schema: dict, min_version: str | None = None,
-           max_version: str | None = None) -> Callable:
+           max_version: str | None = None) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """Validate the body against ``request_body_schema`` for requests in the range.
 
     Stack one decorator per microversion range; requests outside a range skip it.
@@ -24,9 +30,9 @@ def schema(request_body_schema: dict, min_version: str | None = None,
     checker = validators.SchemaValidator(request_body_schema)
     legacy_checker = validators.SchemaValidator(request_body_schema, legacy_v2=True)
 
-    def decorator(func: Callable) -> Callable:
+    def decorator(func: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             req = _request_of(args, kwargs)
             if req.api_version_request.matches(min_version, max_version):
                 legacy = getattr(req, 'is_legacy_v2', None)
@@ -47,7 +53,8 @@ def no_body(func: Callable) -> Callable:
 
 
 def query_schema(query_params_schema: dict, min_version: str | None = None,
-                 max_version: str | None = None) -> Callable:
+                 max_version: str | None = None
+                 ) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """Validate the query string (each parameter a list of strings).
 
     When the schema allows additional properties, unknown parameters are dropped from
@@ -59,9 +66,9 @@ def query_schema(query_params_schema: dict, min_version: str | None = None,
     patterns = [re.compile(p) for p in query_params_schema.get('patternProperties', {})]
     lenient = query_params_schema.get('additionalProperties', True)
 
-    def decorator(func: Callable) -> Callable:
+    def decorator(func: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             req = _request_of(args, kwargs)
             if req.api_version_request.matches(min_version, max_version):
                 if lenient:

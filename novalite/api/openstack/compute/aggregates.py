@@ -25,6 +25,8 @@ from novalite.policies import aggregates as agg_policies
 from novalite.scheduler import rpcapi as scheduler_rpcapi
 
 if TYPE_CHECKING:
+    import datetime
+
     from novalite.context import RequestContext
 
 LOG = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ def _schedulers_forget(context: RequestContext, aggregate: objects.Aggregate,
                       aggregate.id)
 
 
-def _time(value: Any) -> str | None:
+def _time(value: datetime.datetime | None) -> str | None:
     return value.replace(tzinfo=None).isoformat(timespec='microseconds') if value else None
 
 

@@ -33,7 +33,7 @@ def _updated(service: objects.Service) -> Any:
 
 class AvailabilityZoneController(wsgi.Controller):
 
-    def __init__(self, servicegroup_api: Any = None) -> None:
+    def __init__(self, servicegroup_api: servicegroup.API | None = None) -> None:
         super().__init__()
         self._servicegroup = servicegroup_api or servicegroup.API()
 

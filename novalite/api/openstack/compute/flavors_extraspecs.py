@@ -18,7 +18,7 @@ from novalite.policies import flavors as fl_policies
 POLICY = fl_policies.EXTRA_SPECS
 
 
-def _as_string(value: Any) -> str:
+def _as_string(value: object) -> str:
     # Numbers and booleans are stored as strings, as Nova does.
     if isinstance(value, bool):
         return str(value).lower()

@@ -9,7 +9,7 @@ cannot tell).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import oslo_messaging as messaging
 import webob.exc
@@ -39,10 +39,10 @@ class Node(NamedTuple):
     """A compute node with its compute service and the cell both live in."""
     node: objects.ComputeNode
     service: objects.Service
-    cell: Any
+    cell: objects.CellMapping
 
 
-def _nodes_of_cell(cctxt: RequestContext) -> list[tuple[Any, Any]]:
+def _nodes_of_cell(cctxt: RequestContext) -> list[tuple[objects.ComputeNode, objects.Service]]:
     services = {s.host: s for s in objects.ServiceList.get_by_binary(cctxt, COMPUTE_BINARY)}
     nodes = sorted(objects.ComputeNodeList.get_all(cctxt), key=lambda n: n.id)
     return [(n, services[n.host]) for n in nodes if n.host in services]
@@ -60,7 +60,8 @@ def _no_match(pattern: str) -> webob.exc.HTTPNotFound:
 
 class HypervisorsController(wsgi.Controller):
 
-    def __init__(self, servicegroup_api: Any = None, compute_rpcapi_: Any = None) -> None:
+    def __init__(self, servicegroup_api: servicegroup.API | None = None,
+                 compute_rpcapi_: compute_rpcapi.ComputeAPI | None = None) -> None:
         super().__init__()
         self._servicegroup = servicegroup_api or servicegroup.API()
         self._compute_rpcapi = compute_rpcapi_
@@ -71,12 +72,13 @@ class HypervisorsController(wsgi.Controller):
         :raises ComputeServiceUnavailable: its compute service is down
         :raises NotImplementedError: its driver cannot tell
         """
-        if not self._servicegroup.service_is_up(item.service):
-            raise exception.ComputeServiceUnavailable(host=item.node.host)
+        host = item.node.host
+        if host is None or not self._servicegroup.service_is_up(item.service):
+            raise exception.ComputeServiceUnavailable(host=host)
         if self._compute_rpcapi is None:
             self._compute_rpcapi = compute_rpcapi.ComputeAPI()
         with nl_context.target_cell(context, item.cell) as cctxt:
-            return self._compute_rpcapi.get_host_uptime(cctxt, item.node.host)
+            return self._compute_rpcapi.get_host_uptime(cctxt, host)
 
     def _uptime_or_none(self, req: wsgi.Request, item: Node) -> str | None:
         try:

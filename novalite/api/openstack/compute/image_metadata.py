@@ -106,7 +106,7 @@ class ImageMetadataController(wsgi.Controller):
         self._save(req.context, image, metadata, check=False)
 
 
-def _glance_value(value: Any) -> str:
+def _glance_value(value: object) -> str:
     """Glance keeps property values as strings; Nova's JSON-decoded ones go back as
     JSON."""
     if isinstance(value, str):

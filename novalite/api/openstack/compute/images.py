@@ -2,7 +2,7 @@
 API, with Nova's filters and view; Glance decides who sees and deletes what."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 
@@ -14,19 +14,22 @@ from novalite.api.openstack.compute.schemas import images as schema
 from novalite.api.openstack.compute.views import images as views
 from novalite.image import glance
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 # The Compute API's filters and the Glance v2 query parameters they become.
 FILTERS = {'name': 'name', 'status': 'status', 'server': 'instance_uuid',
            'type': 'image_type', 'minRam': 'min_ram', 'minDisk': 'min_disk'}
 _PROPERTY_PREFIX = 'property-'
 
 
-def glance_filters(params: Any) -> dict[str, str]:
+def glance_filters(params: Mapping[str, str]) -> dict[str, str]:
     """Glance v2 query parameters from the request's filters: ``property-<name>``
     filters on a property, ``changes-since`` on ``updated_at``, ``server`` takes the
     server's id or its URL."""
     filters: dict[str, str] = {}
     for param in params:
-        value = params.get(param)
+        value = params[param]
         if param in FILTERS:
             filters[FILTERS[param]] = value
         elif param == 'changes-since':

@@ -79,7 +79,7 @@ class _Handlers:
         return wsgi.ResponseObject(None, code=202)
 
     def confirm_resize(self, req: wsgi.Request, instance: objects.Instance,
-                       args: Any) -> wsgi.ResponseObject:
+                       args: object) -> wsgi.ResponseObject:
         req.context.can(policies.SERVERS % 'confirm_resize',
                         common.instance_target(instance))
         try:
@@ -90,7 +90,7 @@ class _Handlers:
         return wsgi.ResponseObject(None, code=204)
 
     def revert_resize(self, req: wsgi.Request, instance: objects.Instance,
-                      args: Any) -> wsgi.ResponseObject:
+                      args: object) -> wsgi.ResponseObject:
         req.context.can(policies.SERVERS % 'revert_resize',
                         common.instance_target(instance))
         try:
@@ -103,13 +103,13 @@ class _Handlers:
     # -- migrate -----------------------------------------------------------------------
 
     def migrate(self, req: wsgi.Request, instance: objects.Instance,
-                args: Any) -> wsgi.ResponseObject:
+                args: object) -> wsgi.ResponseObject:
         context = req.context
         host = None
         # Before 2.56 the body is not looked at (Nova has no schema for it there).
         if avr.is_supported(req, '2.56'):
             validators.SchemaValidator(schema.migrate_v256).validate({'migrate': args})
-            host = (args or {}).get('host')
+            host = args.get('host') if isinstance(args, dict) else None
         context.can(policies.MIGRATE % ('migrate:host' if host else 'migrate'),
                     {'project_id': instance.project_id})
         try:

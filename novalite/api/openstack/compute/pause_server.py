@@ -1,7 +1,7 @@
 """The pause and unpause server actions."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 
@@ -10,17 +10,20 @@ from novalite.api.openstack.compute.schemas import pause_server as schema
 from novalite.policies import pause_server as policies
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from novalite import objects
+    from novalite.context import RequestContext
 
 
 def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
-    def pause(req: wsgi.Request, instance: objects.Instance, args: Any) -> wsgi.ResponseObject:
+    def pause(req: wsgi.Request, instance: objects.Instance, args: object) -> wsgi.ResponseObject:
         req.context.can(policies.POLICY_ROOT % 'pause', common.instance_target(instance))
         return _call(controller.compute_api.pause, req, instance)
 
-    def unpause(req: wsgi.Request, instance: objects.Instance, args: Any) -> wsgi.ResponseObject:
+    def unpause(req: wsgi.Request, instance: objects.Instance, args: object) -> wsgi.ResponseObject:
         req.context.can(policies.POLICY_ROOT % 'unpause', common.instance_target(instance))
         return _call(controller.compute_api.unpause, req, instance)
 
@@ -28,7 +31,8 @@ def actions(controller: common.ComputeAPIUser) -> dict:
             'unpause': ('unpause', schema.unpause, unpause)}
 
 
-def _call(method: Any, req: wsgi.Request, instance: objects.Instance) -> wsgi.ResponseObject:
+def _call(method: Callable[[RequestContext, objects.Instance], object], req: wsgi.Request,
+          instance: objects.Instance) -> wsgi.ResponseObject:
     try:
         method(req.context, instance)
     except NotImplementedError as exc:

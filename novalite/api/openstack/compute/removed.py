@@ -7,8 +7,6 @@ The reads of ``/os-networks`` share the paths but are Nova's proxy to Neutron, s
 """
 from __future__ import annotations
 
-from typing import Any
-
 import webob.exc
 
 from novalite.api import validation
@@ -78,14 +76,14 @@ class RemovedController(wsgi.Controller):
     """No policy and no validation: whatever is sent, the answer is 410."""
 
     @validation.no_body
-    def gone(self, req: wsgi.Request, **kwargs: Any) -> None:
+    def gone(self, req: wsgi.Request, **kwargs: str) -> None:
         raise webob.exc.HTTPGone(explanation='This API has been removed from the Compute '
                                              'API and is no longer available.')
 
     @validation.no_body
-    def not_found(self, req: wsgi.Request, **kwargs: Any) -> None:
+    def not_found(self, req: wsgi.Request, **kwargs: str) -> None:
         raise webob.exc.HTTPNotFound(explanation='The resource could not be found.')
 
     @validation.schema(ANY_BODY)
-    def gone_with_body(self, req: wsgi.Request, body: Any = None, **kwargs: Any) -> None:
+    def gone_with_body(self, req: wsgi.Request, body: object = None, **kwargs: str) -> None:
         self.gone(req)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_utils import uuidutils
@@ -49,7 +49,8 @@ def actions(controller: common.ComputeAPIUser) -> dict:
                 explanation='The requested functionality is not supported.') from exc
         return {'adminPass': password}
 
-    def unrescue(req: wsgi.Request, instance: objects.Instance, args: Any) -> wsgi.ResponseObject:
+    def unrescue(req: wsgi.Request, instance: objects.Instance,
+                 args: object) -> wsgi.ResponseObject:
         req.context.can(policies.UNRESCUE_POLICY_NAME, {'project_id': instance.project_id})
         controller.compute_api.unrescue(req.context, instance)
         return wsgi.ResponseObject(None, code=202)

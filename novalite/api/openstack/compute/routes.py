@@ -284,7 +284,7 @@ class APIRouterV21:
         self.map.create_regs()
 
     @classmethod
-    def factory(cls, global_conf: dict, **local_conf: Any) -> APIRouterV21:
+    def factory(cls, global_conf: dict, **local_conf: str) -> APIRouterV21:
         return cls()
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:

@@ -109,13 +109,13 @@ class ServerActionsController(common.ComputeAPIUser, wsgi.Controller):
         return wsgi.ResponseObject(None, code=202)
 
     def _stop(self, req: wsgi.Request, instance: objects.Instance,
-              args: Any) -> wsgi.ResponseObject:
+              args: object) -> wsgi.ResponseObject:
         req.context.can(SERVERS % 'stop', common.instance_target(instance))
         self.compute_api.stop(req.context, instance)
         return wsgi.ResponseObject(None, code=202)
 
     def _start(self, req: wsgi.Request, instance: objects.Instance,
-               args: Any) -> wsgi.ResponseObject:
+               args: object) -> wsgi.ResponseObject:
         req.context.can(SERVERS % 'start', common.instance_target(instance))
         self.compute_api.start(req.context, instance)
         return wsgi.ResponseObject(None, code=202)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 _OVER_QUOTA = 'Quota exceeded, too many server groups.'
 
 
-def _view(req: wsgi.Request, group: Any) -> dict:
+def _view(req: wsgi.Request, group: objects.InstanceGroup) -> dict:
     body: dict = {'id': group.uuid, 'name': group.name}
     if avr.is_supported(req, '2.64'):
         body['policy'] = group.policy

@@ -13,7 +13,7 @@ Placement and the host mapping, and takes the host out of its aggregates; it is 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import webob.exc
 from oslo_log import log as logging
@@ -34,6 +34,9 @@ from novalite.policies import services as sv_policies
 from novalite.scheduler.client import report
 from novalite.servicegroup import api as servicegroup
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 LOG = logging.getLogger(__name__)
 
 # Seconds to wait for a cell's database before listing without it.
@@ -44,7 +47,7 @@ def _cells(context: RequestContext) -> list:
     return [c for c in objects.CellMappingList.get_all(context) if not c.is_cell0]
 
 
-def _gather(context: RequestContext, fn: Any) -> dict:
+def _gather(context: RequestContext, fn: Callable[[RequestContext], object]) -> dict:
     """{cell uuid: result of ``fn(cell_context)``}, cells that failed left out."""
     results = nl_context.scatter_gather_cells(context, _cells(context), CELL_TIMEOUT, fn)
     return {uuid: r for uuid, r in results.items()
@@ -53,7 +56,8 @@ def _gather(context: RequestContext, fn: Any) -> dict:
 
 class ServiceController(wsgi.Controller[services_view.ViewBuilder]):
 
-    def __init__(self, servicegroup_api: Any = None, reportclient: Any = None) -> None:
+    def __init__(self, servicegroup_api: servicegroup.API | None = None,
+                 reportclient: report.SchedulerReportClient | None = None) -> None:
         super().__init__()
         group = servicegroup_api or servicegroup.API()
         self._view_builder = services_view.ViewBuilder(group)
@@ -61,7 +65,7 @@ class ServiceController(wsgi.Controller[services_view.ViewBuilder]):
         self._host_api = host_actions.HostAPI(group)
 
     @property
-    def reportclient(self) -> Any:
+    def reportclient(self) -> report.SchedulerReportClient:
         # Made on first use: tests and keystone-less set-ups configure it late.
         if self._reportclient is None:
             self._reportclient = report.SchedulerReportClient()

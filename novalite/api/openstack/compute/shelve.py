@@ -48,14 +48,15 @@ def _offload(controller: common.ComputeAPIUser, req: wsgi.Request,
 
 
 def _unshelve(controller: common.ComputeAPIUser, req: wsgi.Request, instance: objects.Instance,
-              args: Any) -> wsgi.ResponseObject:
+              args: object) -> wsgi.ResponseObject:
     context = req.context
     context.can(policies.POLICY_ROOT % 'unshelve', common.instance_target(instance))
     kwargs: dict[str, Any] = {}
     if avr.is_supported(req, '2.77'):
         checker = _UNSHELVE_V291 if avr.is_supported(req, '2.91') else _UNSHELVE_V277
         checker.validate({'unshelve': args})
-        args = args or {}
+        # The schema let through an object or null.
+        args = args if isinstance(args, dict) else {}
         if 'availability_zone' in args:
             zone = args['availability_zone']
             if zone is not None and \

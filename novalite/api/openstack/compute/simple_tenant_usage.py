@@ -8,7 +8,7 @@ the servers are paged (the marker is a server uuid) with a ``next`` link.
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_utils import timeutils
@@ -122,7 +122,7 @@ def tenant_usages(instances: list[objects.Instance], start: datetime.datetime,
 
 class SimpleTenantUsageController(common.ComputeAPIUser, wsgi.Controller):
 
-    def _instances(self, req: wsgi.Request, start: Any, stop: Any,
+    def _instances(self, req: wsgi.Request, start: datetime.datetime, stop: datetime.datetime,
                    project_id: str | None) -> tuple[list, bool]:
         """The instances of the window (one page from 2.40) and whether it is paged."""
         paged = avr.is_supported(req, '2.40')

@@ -1,7 +1,7 @@
 """trigger_crash_dump (2.17): inject an NMI into the guest."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 
@@ -18,7 +18,7 @@ def actions(controller: common.ComputeAPIUser) -> dict:
     """body key → (name in 409 messages, schema, handler)"""
 
     def trigger_crash_dump(req: wsgi.Request, instance: objects.Instance,
-                           args: Any) -> wsgi.ResponseObject:
+                           args: object) -> wsgi.ResponseObject:
         if not avr.is_supported(req, '2.17'):
             # An action of a later microversion does not exist before it (Nova: 404).
             raise webob.exc.HTTPNotFound()

@@ -26,7 +26,7 @@ SERVERS_ACTIONS = ('reboot', 'resize', 'confirmResize', 'revertResize', 'rebuild
 def until_removed(func: Callable) -> Callable:
     """``func`` for requests up to 2.102; a plain 404 from 2.103, as Nova answers."""
     @functools.wraps(func)
-    def wrapper(self: Any, req: wsgi.Request, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: object, req: wsgi.Request, *args: object, **kwargs: object) -> Any:
         if not req.api_version_request.matches(None, LAST_VERSION):
             raise webob.exc.HTTPNotFound()
         return func(self, req, *args, **kwargs)

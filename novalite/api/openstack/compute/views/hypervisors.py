@@ -17,7 +17,7 @@ _USAGE_FIELDS = ('current_workload', 'disk_available_least', 'free_disk_gb', 'fr
                  'vcpus', 'vcpus_used')
 
 
-def _id(req: wsgi.Request, obj: Any) -> Any:
+def _id(req: wsgi.Request, obj: objects.ComputeNode | objects.Service) -> int | str:
     return obj.uuid if avr.is_supported(req, '2.53') else obj.id
 
 

@@ -10,6 +10,8 @@ from novalite.api.openstack import common
 from novalite.compute.api_images import GLANCE_CORE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from novalite.api.openstack import wsgi
 
 # Glance's image statuses as the Compute API names them, and the progress it shows.
@@ -41,7 +43,7 @@ class ViewBuilder(common.ViewBuilder):
 
     _collection_name = 'images'
 
-    def __init__(self, image_url: Any) -> None:
+    def __init__(self, image_url: Callable[[str], str]) -> None:
         """:param image_url: ``image_id -> URL`` of the image in Glance (the link
             whose rel is ``alternate``)."""
         self._image_url = image_url

@@ -1,17 +1,19 @@
 """Views of key pairs, per microversion."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 
 if TYPE_CHECKING:
+    import datetime
+
     from novalite import objects
     from novalite.api.openstack import wsgi
 
 
-def _time(value: Any) -> str | None:
+def _time(value: datetime.datetime | None) -> str | None:
     return value.replace(tzinfo=None).isoformat(timespec='microseconds') \
         if value is not None else None
 

@@ -21,7 +21,7 @@ _NOT_IMAGE_PROPERTIES = ('base_image_ref', 'min_ram', 'min_disk', 'disk_format',
                          'container_format')
 
 
-def _get(instance: objects.Instance, name: str, default: Any = None) -> Any:
+def _get(instance: objects.Instance, name: str, default: object = None) -> Any:
     """A field of ``instance``, ``default`` while unset or None (see views.servers)."""
     value = getattr(instance, '_obj_' + name, None)
     return default if value is None else value

@@ -12,6 +12,8 @@ from novalite.network import model
 from novalite.policies import servers as srv_policies
 
 if TYPE_CHECKING:
+    import datetime
+
     from novalite import objects
     from novalite.api.openstack import wsgi
 
@@ -20,14 +22,14 @@ _PROGRESS_STATUSES = ('ACTIVE', 'BUILD', 'REBUILD', 'RESIZE', 'VERIFY_RESIZE', '
 _FAULT_STATUSES = ('ERROR', 'DELETED')
 
 
-def _usage_time(value: Any) -> str | None:
+def _usage_time(value: datetime.datetime | None) -> str | None:
     # OS-SRV-USG times keep Nova's format: no zone, microseconds.
     if value is None:
         return None
     return value.replace(tzinfo=None).isoformat(timespec='microseconds')
 
 
-def _field(instance: objects.Instance, name: str, default: Any = None) -> Any:
+def _field(instance: objects.Instance, name: str, default: object = None) -> Any:
     """A field of ``instance``, or ``default`` while unset or None (a server still being
     built may come from its BuildRequest, where the host fields are not set yet).
 
@@ -76,7 +78,7 @@ class ViewBuilder(common.ViewBuilder):
         ``for_show``: fields only GET /servers/{id} (and update) carry (2.71)."""
         extend = extend if extend is not None else self._policy_answers(req, [instance])
 
-        def f(name: str, default: Any = None) -> Any:
+        def f(name: str, default: object = None) -> Any:
             return _field(instance, name, default)
 
         status = common.status_from_state(f('vm_state'), f('task_state'))

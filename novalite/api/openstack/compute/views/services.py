@@ -11,6 +11,7 @@ from novalite.api.openstack.compute import binaries
 if TYPE_CHECKING:
     from novalite import objects
     from novalite.api.openstack import wsgi
+    from novalite.servicegroup import api as servicegroup
 
 
 def _time(value: datetime.datetime | None) -> str | None:
@@ -30,7 +31,7 @@ class ViewBuilder:
     appears from 2.11; ``zone`` is ``internal`` except for compute services; ``binary``
     is Nova's name of the daemon."""
 
-    def __init__(self, servicegroup_api: Any) -> None:
+    def __init__(self, servicegroup_api: servicegroup.API) -> None:
         self._servicegroup = servicegroup_api
 
     def basic(self, req: wsgi.Request, service: objects.Service,
