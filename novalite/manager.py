@@ -8,10 +8,22 @@ from oslo_service import periodic_task
 from novalite.conf import CONF
 
 if TYPE_CHECKING:
+    from oslo_config import cfg
+
     from novalite.context import RequestContext
 
+    class _PeriodicTasks:
+        # What novalite uses of oslo.service's PeriodicTasks. oslo.service has no type
+        # information: a subclass of its class would let any attribute pass the checker.
+        def __init__(self, conf: cfg.ConfigOpts) -> None: ...
 
-class Manager(periodic_task.PeriodicTasks):
+        def run_periodic_tasks(self, context: RequestContext,
+                               raise_on_error: bool = False) -> float: ...
+else:
+    _PeriodicTasks = periodic_task.PeriodicTasks
+
+
+class Manager(_PeriodicTasks):
     """A daemon's endpoint: RPC methods plus ``@periodic_task`` methods.
 
     ``novalite.service.Service`` serves it: it calls ``init_host`` before the RPC server

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -20,9 +20,11 @@ from oslo_utils import timeutils
 from novalite import exception, notifications, objects, transient
 from novalite.compute import instance_actions, power_state, task_states
 from novalite.context import RequestContext
-from novalite.network import api as network_api
 from novalite.network import model
 from novalite.objects.instance import Instance
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
 
 LOG = logging.getLogger(__name__)
 
@@ -36,41 +38,6 @@ RETRIES = 5
 RETRY_MAX_DELAY = 5.0
 
 T = TypeVar('T')
-
-
-class TrackerLike(Protocol):
-    def free_instance(self, context: RequestContext, instance: Instance) -> None: ...
-
-    def abort_instance_claim(self, context: RequestContext, instance: Instance,
-                             nodename: str) -> None: ...
-
-
-class ReportClientLike(Protocol):
-    def delete_allocation_for_instance(self, context: RequestContext,
-                                       consumer_uuid: str) -> bool: ...
-
-
-class DriverLike(Protocol):
-    def destroy(self, context: RequestContext, instance: Instance,
-                network_info: model.NetworkInfo | None = None) -> None: ...
-
-
-class LockLike(Protocol):
-    def acquire(self, blocking: bool = ...) -> bool: ...
-
-    def release(self) -> None: ...
-
-
-class DeletingManager(Protocol):
-    """What a delete needs of the compute manager."""
-
-    host: str
-    driver: DriverLike
-    network_api: network_api.NetworkAPI
-    reportclient: ReportClientLike
-    rt: TrackerLike
-
-    def instance_lock(self, instance_uuid: str) -> LockLike: ...
 
 
 def retried(step: Callable[[], T], what: str) -> T:
@@ -88,7 +55,7 @@ def cached_network_info(instance: Instance) -> model.NetworkInfo:
         else []
 
 
-def release_ports(mgr: DeletingManager, context: RequestContext, instance: Instance,
+def release_ports(mgr: ComputeManager, context: RequestContext, instance: Instance,
                   network_info: model.NetworkInfo | None = None,
                   preserve: list[str] | None = None) -> None:
     """Release the instance's ports (``preserve``: the user's, unbound and kept); with
@@ -103,7 +70,7 @@ def release_ports(mgr: DeletingManager, context: RequestContext, instance: Insta
         LOG.warning('Could not release the ports of %s now: %s', instance.uuid, exc)
 
 
-def free_allocation(mgr: DeletingManager, context: RequestContext,
+def free_allocation(mgr: ComputeManager, context: RequestContext,
                     instance_uuid: str) -> None:
     """Delete the instance's allocations in Placement (none left is a success).
 
@@ -114,7 +81,7 @@ def free_allocation(mgr: DeletingManager, context: RequestContext,
             'Deleting the allocations of %s' % instance_uuid)
 
 
-def terminate_instance(mgr: DeletingManager, context: RequestContext,
+def terminate_instance(mgr: ComputeManager, context: RequestContext,
                        instance: Instance) -> None:
     """Destroy the guest, free its ports and allocation, then delete the record.
 
@@ -151,7 +118,7 @@ def terminate_instance(mgr: DeletingManager, context: RequestContext,
                                                notifications.END)
 
 
-def terminate_or_leave_pending(mgr: DeletingManager, context: RequestContext,
+def terminate_or_leave_pending(mgr: ComputeManager, context: RequestContext,
                                instance: Instance) -> None:
     """Run the delete; one that an outage outlasted stays DELETING for the periodic
     task, said in a warning (an outage, not a fault of this host)."""
@@ -176,7 +143,7 @@ def _age(instance: Instance, now: datetime.datetime) -> float:
     return (now - since).total_seconds()
 
 
-def retry_pending_deletes(mgr: DeletingManager, context: RequestContext,
+def retry_pending_deletes(mgr: ComputeManager, context: RequestContext,
                           grace: int) -> list[str]:
     """Run again the deletes of this host's instances left DELETING with no delete
     running (its instance lock free) for at least ``grace`` seconds.

@@ -1,11 +1,14 @@
 """Pre-caching images on this host by request (``POST /os-aggregates/{id}/images``)."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
 from novalite import context as nl_context
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
 
 LOG = logging.getLogger(__name__)
 
@@ -16,15 +19,7 @@ UNSUPPORTED = 'unsupported'
 ERROR = 'error'
 
 
-class ImageCachingDriver(Protocol):
-    def cache_image(self, context: nl_context.RequestContext, image_id: str) -> bool: ...
-
-
-class CachingManager(Protocol):
-    driver: ImageCachingDriver
-
-
-def cache_images(mgr: CachingManager, context: nl_context.RequestContext,
+def cache_images(mgr: ComputeManager, context: nl_context.RequestContext,
                  image_ids: list[str]) -> dict[str, str]:
     """Have the driver fetch each image into its cache.
 
