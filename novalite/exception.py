@@ -6,8 +6,6 @@ catch an exception when the code or the message must differ.
 """
 from __future__ import annotations
 
-from typing import Any
-
 
 class NovaliteException(Exception):
     """Base class: subclasses set ``msg_fmt`` and may set ``code``."""
@@ -16,7 +14,7 @@ class NovaliteException(Exception):
     code = 500
     safe = False
 
-    def __init__(self, message: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, message: str | None = None, **kwargs: object) -> None:
         self.kwargs = kwargs
         self.kwargs.setdefault('code', self.code)
         if not message:

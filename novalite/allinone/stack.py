@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import oslo_messaging as messaging
 from keystoneauth1 import loading as ks_loading
@@ -221,11 +221,14 @@ def _stop(svc: Service) -> None:
         LOG.exception('Error stopping %s on %s', svc.binary, svc.host)
 
 
-def _each_in_parallel(fn: Callable[[Any], Any], items: Iterable[Any]) -> None:
+_Item = TypeVar('_Item')
+
+
+def _each_in_parallel(fn: Callable[[_Item], object], items: Iterable[_Item]) -> None:
     """``fn(item)`` for each item, each on a thread of its own; re-raises the first error."""
     errors: list[BaseException] = []
 
-    def call(item: Any) -> None:
+    def call(item: _Item) -> None:
         try:
             fn(item)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread

@@ -33,6 +33,9 @@ from novalite.allinone.network import AllInOneNeutron
 from novalite.conf import CONF
 
 if TYPE_CHECKING:
+    import types
+    from typing import TextIO
+
     from novalite.allinone.stack import Stack
 
 LOG = logging.getLogger(__name__)
@@ -59,7 +62,7 @@ class _Signals:
         signal.signal(signal.SIGINT, self._handle)
         signal.signal(signal.SIGTERM, self._handle)
 
-    def _handle(self, signum: int, frame: Any) -> None:
+    def _handle(self, signum: int, frame: types.FrameType | None) -> None:
         if self.received is None:
             self.received = signal.Signals(signum).name
             if self.interrupt:
@@ -333,7 +336,7 @@ def _report_leftovers(errors: list[str]) -> None:
              sys.stderr)
 
 
-def _say(text: str, stream: Any = None) -> None:
+def _say(text: str, stream: TextIO | None = None) -> None:
     """Print, even when whoever read our output has gone (a closed pipe)."""
     try:
         print(text, file=stream or sys.stdout, flush=True)

@@ -5,10 +5,10 @@ are ``api_db``, ``db`` and ``cell_v2``. Each action returns the process's exit c
 """
 from __future__ import annotations
 
+import argparse
 import inspect
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from oslo_config import cfg
 
@@ -21,7 +21,7 @@ from novalite.db import migration
 _KWARG_PREFIX = 'action_kwarg_'
 
 
-def args(*names: str, **kwargs: Any) -> Callable:
+def args(*names: str, **kwargs: object) -> Callable:
     """Declare one argparse argument of an action (decorators apply bottom-up)."""
     def decorator(fn: Callable) -> Callable:
         fn.__dict__.setdefault('args', []).insert(0, (names, kwargs))
@@ -138,7 +138,7 @@ def _actions(command: object) -> list[tuple[str, Callable]]:
             if not name.startswith('_')]
 
 
-def add_command_parsers(subparsers: Any) -> None:
+def add_command_parsers(subparsers: argparse._SubParsersAction) -> None:
     for category, cls in CATEGORIES.items():
         parser = subparsers.add_parser(category, help=cls.__doc__)
         actions = parser.add_subparsers(dest='action', metavar='<action>')
@@ -164,7 +164,7 @@ category_opt = cfg.SubCommandOpt('category', title='Command categories',
                                  handler=add_command_parsers)
 
 
-def run(category: Any) -> int:
+def run(category: argparse.Namespace) -> int:
     """Call the action ``category`` names with the arguments it parsed."""
     kwargs = {name: getattr(category, _KWARG_PREFIX + name)
               for name in category.action_kwarg_names}

@@ -30,7 +30,11 @@ import importlib.abc
 import sys
 import threading
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
 
 AUTH_MODULE = 'pymysql._auth'
 BLOCKED = 'cryptography'
@@ -45,7 +49,8 @@ class _DeferCryptography(importlib.abc.MetaPathFinder):
         # cryptography fail, another thread may import it meanwhile.
         self.executing: set[int] = set()
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         if name == BLOCKED or name.startswith(BLOCKED + '.'):
             if threading.get_ident() in self.executing:
                 raise ImportError('cryptography is imported when PyMySQL first needs it '
@@ -68,14 +73,14 @@ class _Loader(importlib.abc.Loader):
     """The module's own loader (its source, its file name), but ``exec_module`` runs
     the body with cryptography out of reach, then defers the RSA function."""
 
-    def __init__(self, loader: Any, finder: _DeferCryptography) -> None:
+    def __init__(self, loader: importlib.abc.Loader, finder: _DeferCryptography) -> None:
         self._loader = loader
         self._finder = finder
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
 
-    def create_module(self, spec: Any) -> ModuleType | None:
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self._loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:

@@ -55,7 +55,7 @@ class Aggregate(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def _get_one(cls, context: RequestContext, **filters: Any) -> Aggregate:
+    def _get_one(cls, context: RequestContext, **filters: int | str) -> Aggregate:
         with engine.api_reader() as session:
             row = session.scalars(select(models.Aggregate).filter_by(**filters)).first()
             if row is None:

@@ -38,7 +38,7 @@ def _reads() -> types.SimpleNamespace:
                       sa.null()).where(projects.c.flavor_id.in_(ids))))
 
 
-def _read_one(context: RequestContext, column: str, value: Any) -> Flavor | None:
+def _read_one(context: RequestContext, column: str, value: int | str) -> Flavor | None:
     with engine.api_connection() as connection:
         reads = _reads()
         row = connection.execute(reads.by[column], {'value': value}).first()

@@ -11,7 +11,7 @@ import functools
 import threading
 import types
 from collections import defaultdict
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Collection, MutableMapping
 from typing import TYPE_CHECKING, Any, cast
 
 import cachetools
@@ -218,6 +218,8 @@ def _latest_faults(context: RequestContext, session: Session | Connection,
 
 
 if TYPE_CHECKING:
+    # What save() compares a stored state with: one state (None too) or any of several.
+    ExpectedState = str | Collection[str | None] | None
     import netaddr
     from sqlalchemy.engine import Connection, CursorResult, Row
     from sqlalchemy.orm import Session
@@ -533,7 +535,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         self.obj_reset_changes()
 
     @base.remotable
-    def save(self, expected_vm_state: Any = None, expected_task_state: Any = None,
+    def save(self, expected_vm_state: ExpectedState = None,
+             expected_task_state: ExpectedState = None,
              finish_event: str | None = None) -> None:
         """Write the changed fields.
 
@@ -559,7 +562,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
                 LOG.warning('No action of request %s for instance %s: event %s not '
                             'recorded', self._context.request_id, self.uuid, finish_event)
 
-    def _write_changes(self, expected_vm_state: Any, expected_task_state: Any) -> None:
+    def _write_changes(self, expected_vm_state: ExpectedState,
+                       expected_task_state: ExpectedState) -> None:
         changes = self.obj_get_changes()
         changes.pop('fault', None)
         cache = changes.pop('info_cache', None)
@@ -581,7 +585,7 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
             if expected is None:
                 shapes.append(None)
                 continue
-            states = expected if isinstance(expected, (list, tuple, set)) else [expected]
+            states = [expected] if isinstance(expected, str) else expected
             shapes.append(None in states)
             params['w_' + column] = sorted(s for s in states if s is not None)
         statement = _update_statement(tuple(sorted(values)), *shapes)

@@ -21,6 +21,7 @@ from novalite.network import model
 from novalite.objects import base
 
 if TYPE_CHECKING:
+    from oslo_versionedobjects.base import VersionedObject
     from sqlalchemy.engine import Connection
 
 
@@ -28,7 +29,7 @@ class NetworkModel(fields.FieldType):
     """A network info list; JSON text on the wire, as in the column."""
 
     @staticmethod
-    def coerce(obj: Any, attr: str, value: Any) -> model.NetworkInfo:
+    def coerce(obj: VersionedObject | None, attr: str, value: object) -> model.NetworkInfo:
         if isinstance(value, str):
             value = jsonutils.loads(value)
         if not isinstance(value, list):
@@ -36,11 +37,14 @@ class NetworkModel(fields.FieldType):
         return value
 
     @staticmethod
-    def to_primitive(obj: Any, attr: str, value: model.NetworkInfo) -> str:
+    def to_primitive(obj: VersionedObject, attr: str, value: model.NetworkInfo) -> str:
         return jsonutils.dumps(value)
 
     @staticmethod
-    def from_primitive(obj: Any, attr: str, value: Any) -> model.NetworkInfo:
+    def from_primitive(obj: VersionedObject, attr: str, value: object) -> model.NetworkInfo:
+        if not isinstance(value, (str, bytes)):  # to_primitive gives JSON text
+            raise ValueError('network info on the wire must be JSON text, not %r'
+                             % type(value))
         return jsonutils.loads(value)
 
 

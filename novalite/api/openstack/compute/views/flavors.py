@@ -1,13 +1,15 @@
 """Views of flavors, per microversion."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common
 from novalite.policies import flavors as fl_policies
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from novalite import objects
     from novalite.api.openstack import wsgi
 
@@ -66,7 +68,8 @@ class ViewBuilder(common.ViewBuilder):
                           lambda r, f: self.show(r, f, include_extra_specs=extra_specs),
                           'flavors/detail')
 
-    def _list(self, req: wsgi.Request, flavors: list, render: Any, collection: str) -> dict:
+    def _list(self, req: wsgi.Request, flavors: list[objects.Flavor],
+              render: Callable[[wsgi.Request, objects.Flavor], dict], collection: str) -> dict:
         body: dict = {'flavors': [render(req, f)['flavor'] for f in flavors]}
         links = self._get_collection_links(req, flavors, collection, 'flavorid')
         if links:

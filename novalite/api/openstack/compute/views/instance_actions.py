@@ -9,6 +9,7 @@ from novalite.api.openstack import common
 from novalite.api.openstack.compute.views.servers import host_id
 
 if TYPE_CHECKING:
+    from novalite import objects
     from novalite.api.openstack import wsgi
 
 _ACTION_KEYS = ('action', 'instance_uuid', 'request_id', 'user_id', 'project_id',
@@ -27,7 +28,7 @@ class EventFields:
     details: bool
 
 
-def _value(obj: Any, key: str) -> Any:
+def _value(obj: objects.InstanceAction | objects.InstanceActionEvent, key: str) -> Any:
     value = getattr(obj, key) if obj.obj_attr_is_set(key) else None
     if key.endswith('_time') or key == 'updated_at':
         # Nova shows these with microseconds and no zone, as the database has them.
@@ -40,7 +41,7 @@ class ViewBuilder(common.ViewBuilder):
     _collection_name = 'os-instance-actions'
 
     @staticmethod
-    def action(req: wsgi.Request, action: Any) -> dict:
+    def action(req: wsgi.Request, action: objects.InstanceAction) -> dict:
         body = {key: _value(action, key) for key in _ACTION_KEYS}
         if avr.is_supported(req, '2.58'):
             body['updated_at'] = _value(action, 'updated_at')
@@ -55,7 +56,8 @@ class ViewBuilder(common.ViewBuilder):
                 body['links'] = links
         return body
 
-    def show(self, req: wsgi.Request, action: Any, events: list | None, shown: EventFields,
+    def show(self, req: wsgi.Request, action: objects.InstanceAction,
+             events: list[objects.InstanceActionEvent] | None, shown: EventFields,
              project_id: str) -> dict:
         body = self.action(req, action)
         if events is not None:
@@ -64,7 +66,7 @@ class ViewBuilder(common.ViewBuilder):
         return {'instanceAction': body}
 
     @staticmethod
-    def event(event: Any, shown: EventFields, project_id: str) -> dict:
+    def event(event: objects.InstanceActionEvent, shown: EventFields, project_id: str) -> dict:
         body = {key: _value(event, key) for key in _EVENT_KEYS}
         if shown.traceback:
             body['traceback'] = event.traceback

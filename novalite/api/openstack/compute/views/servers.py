@@ -13,6 +13,7 @@ from novalite.policies import servers as srv_policies
 
 if TYPE_CHECKING:
     import datetime
+    from collections.abc import Callable
 
     from novalite import objects
     from novalite.api.openstack import wsgi
@@ -147,7 +148,8 @@ class ViewBuilder(common.ViewBuilder):
         return self._list(req, instances, lambda i: self.show(req, i, extend),
                           'servers/detail')
 
-    def _list(self, req: wsgi.Request, instances: list, render: Any, collection: str) -> dict:
+    def _list(self, req: wsgi.Request, instances: list[objects.Instance],
+              render: Callable[[objects.Instance], dict], collection: str) -> dict:
         body: dict = {'servers': [render(i)['server'] for i in instances]}
         links = self._get_collection_links(req, instances, collection)
         if links:
