@@ -84,28 +84,44 @@ def call(what: str, func: Callable[[], T], until: float | None = None,
     :param quiet: log the retries at DEBUG, not WARNING (routine ones).
     :raises: the last failure, when it is not transient or the tries are spent.
     """
-    tries = [0]
+    def give_up(exc: Exception, tries: int) -> bool:
+        pause = min((tries + 1) * PAUSE_STEP, max_pause)
+        if not retryable(exc) or (max_retries is not None and tries >= max_retries) or \
+                (until is not None and time.monotonic() + pause > until):
+            return True
+        LOG.log(logging.DEBUG if quiet else logging.WARNING,
+                '%s failed (try %d), trying again in %d s: %s: %s', what, tries + 1,
+                pause, type(exc).__name__, exc)
+        return False
 
-    # A new decorator each call: RetryDecorator counts its tries on itself. The final
-    # failure comes back as a value and is raised here: raised inside, the looping call
-    # would log it at ERROR with its traceback, answers such as NotFound included.
+    # The first try runs here, on the caller's thread: most succeed, and the looping
+    # call below costs a thread of its own.
+    try:
+        return func()
+    except Exception as exc:
+        if give_up(exc, 0):
+            raise
+    tries = [1]
+    paused = [False]
+
+    # A new decorator each call: RetryDecorator counts its tries on itself. Its first
+    # round only pauses (the first try failed above). The final failure comes back as a
+    # value and is raised here: raised inside, the looping call would log it at ERROR
+    # with its traceback, answers such as NotFound included.
     @loopingcall.RetryDecorator(max_retry_count=-1, inc_sleep_time=PAUSE_STEP,
                                 max_sleep_time=max_pause, exceptions=(_TryAgain,))
     def attempt() -> tuple[T | None, Exception | None]:
+        if not paused[0]:
+            paused[0] = True
+            raise _TryAgain()
         try:
-            if tries[0] and before_retry is not None:
+            if before_retry is not None:
                 before_retry()
             return func(), None
         except Exception as exc:
-            pause = min((tries[0] + 1) * PAUSE_STEP, max_pause)
-            if not retryable(exc) or \
-                    (max_retries is not None and tries[0] >= max_retries) or \
-                    (until is not None and time.monotonic() + pause > until):
+            if give_up(exc, tries[0]):
                 return None, exc
             tries[0] += 1
-            LOG.log(logging.DEBUG if quiet else logging.WARNING,
-                    '%s failed (try %d), trying again in %d s: %s: %s', what,
-                    tries[0], pause, type(exc).__name__, exc)
             raise _TryAgain() from exc
 
     result, error = attempt()
