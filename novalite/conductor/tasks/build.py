@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 import time
 from typing import Any
 
+import cachetools
 import oslo_messaging as messaging
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
@@ -223,20 +225,16 @@ def schedule_and_build(deps: Dependencies, context: nl_context.RequestContext,
                 _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
 
 
-# Cell mappings by uuid with the time they were read: a cell's mapping (its database and
-# broker) changes only through novalite-manage, and is read again after CELL_CACHE_SECONDS.
+# Cell mappings by uuid: a cell's mapping (its database and broker) changes only through
+# novalite-manage, and is read again after CELL_CACHE_SECONDS.
 CELL_CACHE_SECONDS = 60.0
-_CELLS: dict[str, tuple[float, objects.CellMapping]] = {}
+_CELLS: cachetools.TTLCache[str, objects.CellMapping] = cachetools.TTLCache(
+    maxsize=1000, ttl=CELL_CACHE_SECONDS)
 
 
+@cachetools.cached(_CELLS, key=lambda context, cell_uuid: cell_uuid, lock=threading.Lock())
 def _cell_mapping(context: nl_context.RequestContext, cell_uuid: str) -> objects.CellMapping:
-    cached = _CELLS.get(cell_uuid)
-    now = time.monotonic()
-    if cached is not None and now - cached[0] < CELL_CACHE_SECONDS:
-        return cached[1]
-    cell = objects.CellMapping.get_by_uuid(context, cell_uuid)
-    _CELLS[cell_uuid] = (now, cell)
-    return cell
+    return objects.CellMapping.get_by_uuid(context, cell_uuid)
 
 
 def _filter_properties(host_list: list[objects.Selection]) -> dict:
