@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib import parse
 
 import oslo_messaging as messaging
@@ -22,6 +23,9 @@ from novalite import exception, objects, rpc
 from novalite.conf import CONF
 from novalite.db import engine, migration
 from novalite.db.api import models as api_models
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 CELL0_NAME = 'cell0'
 CELL1_NAME = 'cell1'
@@ -113,7 +117,8 @@ def map_cell0(database_connection: str | None = None) -> int:
     return 0
 
 
-def _same_cell(ctxt, transport_url: str, database_connection: str):
+def _same_cell(ctxt: RequestContext, transport_url: str,
+               database_connection: str) -> objects.CellMapping | None:
     for cell in objects.CellMappingList.get_all(ctxt):
         if cell.transport_url == transport_url and \
                 cell.database_connection == database_connection:
@@ -160,7 +165,8 @@ def list_cells(verbose: bool = False) -> int:
     return 0
 
 
-def _map_nodes(ctxt, cell, status: Callable[[str], None]) -> list:
+def _map_nodes(ctxt: RequestContext, cell: objects.CellMapping,
+               status: Callable[[str], None]) -> list[objects.HostMapping]:
     """Host mappings for the computes of ``cell`` not yet mapped; marks the nodes mapped."""
     created = []
     with nl_context.target_cell(ctxt, cell) as cctxt:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 from oslo_upgradecheck import upgradecheck
@@ -12,11 +13,14 @@ from novalite.cmd import cell_v2
 from novalite.conf import CONF
 from novalite.db import migration
 
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
+
 Code = upgradecheck.Code
 Result = upgradecheck.Result
 
 
-def _unmapped_nodes(ctxt, cells) -> dict[str, int]:
+def _unmapped_nodes(ctxt: RequestContext, cells: list[objects.CellMapping]) -> dict[str, int]:
     """{cell name or uuid: number of its compute nodes that no host mapping covers}."""
     cell_v2.init_bus()
     counts = {}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.config import Config
@@ -10,6 +11,10 @@ from alembic.script import ScriptDirectory
 
 from novalite.conf import CONF
 from novalite.db import engine
+
+if TYPE_CHECKING:
+    from sqlalchemy import MetaData
+    from sqlalchemy.engine import Connection
 
 DATABASES = ('api', 'main')
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,7 +60,7 @@ def db_sync(database: str, version: str | None = None, url: str | None = None) -
             command.upgrade(config, target)
 
 
-def _current(connection) -> str | None:
+def _current(connection: Connection) -> str | None:
     return alembic_migration.MigrationContext.configure(connection).get_current_revision()
 
 
@@ -81,7 +86,7 @@ def head(database: str) -> str | None:
     return ScriptDirectory.from_config(_config(database)).get_current_head()
 
 
-def run_env(target_metadata) -> None:
+def run_env(target_metadata: MetaData) -> None:
     """The body of both alembic ``env.py`` files: migrate on the connection db_sync
     handed over (alembic's own command line and offline SQL are not supported)."""
     from alembic import context

@@ -55,7 +55,8 @@ class Ownership(enum.Enum):
 
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
+    from sqlalchemy.engine import Connection, Row
+    from sqlalchemy.orm import Session
 
     from novalite import objects
 
@@ -104,7 +105,8 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
                 primitive.pop(name, None)
 
     @classmethod
-    def _from_db_object(cls, context: RequestContext, row) -> BuildRequest:
+    def _from_db_object(cls, context: RequestContext,
+                        row: Row[Any] | types.SimpleNamespace) -> BuildRequest:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('instance', 'tags'))
         obj.instance = _instances(row.instance)
@@ -121,7 +123,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
             raise exception.BuildRequestNotFound(uuid=instance_uuid)
         return cls._from_db_object(context, row)
 
-    def create(self, session=None) -> None:
+    def create(self, session: Session | None = None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
         self.id = base.insert_row(models.BuildRequest, {
             'instance_uuid': self.instance_uuid, 'project_id': self.project_id,

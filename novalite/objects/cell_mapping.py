@@ -1,7 +1,7 @@
 """CellMapping: where one cell's database and message bus are (API database)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_versionedobjects import fields
 
@@ -11,6 +11,11 @@ from novalite.db import engine
 from novalite.db.lazy import api_models as models
 from novalite.db.lazy import select
 from novalite.objects import base
+
+if TYPE_CHECKING:
+    import types
+
+    from novalite.db.api import models as api_db
 
 
 @base.NovaliteObjectRegistry.register
@@ -43,7 +48,8 @@ class CellMapping(base.NovaliteTimestampObject, base.NovaliteObject):
         return self.obj_attr_is_set('uuid') and self.uuid == CELL0_UUID
 
     @classmethod
-    def _from_db_object(cls, context: RequestContext, db_obj) -> CellMapping:
+    def _from_db_object(cls, context: RequestContext,
+                        db_obj: api_db.CellMapping | types.SimpleNamespace) -> CellMapping:
         obj = cls(context)
         cls._set_from_db(obj, db_obj)
         obj.obj_reset_changes()

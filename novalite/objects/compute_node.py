@@ -22,6 +22,9 @@ _JSON_FIELDS = ('stats', 'supported_instances')
 
 if TYPE_CHECKING:
     import netaddr
+    from sqlalchemy import Select
+
+    from novalite.db.main import models as main_db
 
 
 @base.NovaliteObjectRegistry.register
@@ -86,7 +89,7 @@ class ComputeNode(base.NovalitePersistentObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context: RequestContext, row) -> ComputeNode:
+    def _from_db_object(cls, context: RequestContext, row: main_db.ComputeNode) -> ComputeNode:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('deleted',) + _JSON_FIELDS)
         for name in _JSON_FIELDS:
@@ -153,7 +156,7 @@ class ComputeNodeList(base.ObjectListBase['ComputeNode'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('ComputeNode')}
 
     @classmethod
-    def _get(cls, context: RequestContext, query) -> ComputeNodeList:
+    def _get(cls, context: RequestContext, query: Select[Any]) -> ComputeNodeList:
         with engine.cell_reader(context) as session:
             return cls(context, objects=[ComputeNode._from_db_object(context, r)
                                          for r in session.scalars(query)])

@@ -106,7 +106,7 @@ class Flavor(base.NovaliteTimestampObject, base.NovaliteObject):
         return obj
 
     @classmethod
-    def _get_by(cls, context: RequestContext, not_found: dict, **filters) -> Flavor:
+    def _get_by(cls, context: RequestContext, not_found: dict, **filters: int | str) -> Flavor:
         [(column, value)] = filters.items()
         flavor = _read_one(context, column, value)
         if flavor is None:

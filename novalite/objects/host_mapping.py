@@ -15,6 +15,7 @@ from novalite.objects.cell_mapping import CellMapping
 
 if TYPE_CHECKING:
     from novalite import objects
+    from novalite.db.api import models as api_db
 
 
 @base.NovaliteObjectRegistry.register
@@ -31,7 +32,7 @@ class HostMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context: RequestContext, row) -> HostMapping:
+    def _from_db_object(cls, context: RequestContext, row: api_db.HostMapping) -> HostMapping:
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('cell_mapping',))
         obj.cell_mapping = CellMapping._from_db_object(context, row.cell_mapping)

@@ -42,7 +42,7 @@ _FLAVOR_FIELDS = {'flavor', 'old_flavor', 'new_flavor'}
 FAULT_VM_STATES = ('error', 'deleted')
 
 
-def _with_fault(rows: list) -> list[str]:
+def _with_fault(rows: Sequence[Row[Any] | db_models.Instance]) -> list[str]:
     return [r.uuid for r in rows if r.vm_state in FAULT_VM_STATES or r.deleted]
 
 
@@ -218,6 +218,7 @@ def _latest_faults(context: RequestContext, session: Session | Connection,
 
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     # What save() compares a stored state with: one state (None too) or any of several.
     ExpectedState = str | Collection[str | None] | None
     import netaddr
@@ -356,7 +357,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
     # -- loading -----------------------------------------------------------------------
 
     @classmethod
-    def _from_db_object(cls, context: RequestContext, row, extras: dict | None = None,
+    def _from_db_object(cls, context: RequestContext, row: Row[Any] | db_models.Instance,
+                        extras: dict | None = None,
                         expected_attrs: tuple = ()) -> Instance:
         obj = cls(context)
         _copy_columns(obj, row)
@@ -379,7 +381,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         return obj
 
     @staticmethod
-    def _load_extras(context, session, uuids: list[str], expected_attrs: tuple = (),
+    def _load_extras(context: RequestContext, session: Session | Connection, uuids: list[str],
+                     expected_attrs: tuple = (),
                      fault_uuids: list[str] | None = None) -> dict:
         """The extra parts of many instances: flavor, metadata, system metadata and tags
         in one query; the latest fault (when asked for) of ``fault_uuids`` (default: all)
@@ -468,7 +471,7 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
         return values
 
     @staticmethod
-    def _write_extras(conn, uuid: str, changes: dict, creating: bool) -> None:
+    def _write_extras(conn: Connection, uuid: str, changes: dict, creating: bool) -> None:
         """The flavor document, metadata, system metadata and tags in ``changes``, as
         Core statements on the transaction's connection ``conn``."""
         if 'flavor' in changes:
@@ -644,7 +647,9 @@ class InstanceList(base.ObjectListBase['Instance'], base.NovaliteObject):
     fields = {'objects': fields.ListOfObjectsField('Instance')}
 
     @classmethod
-    def _from_rows(cls, context: RequestContext, session, rows, expected_attrs=()) -> InstanceList:
+    def _from_rows(cls, context: RequestContext, session: Session | Connection,
+                   rows: Sequence[Row[Any] | db_models.Instance],
+                   expected_attrs: Iterable[str] = ()) -> InstanceList:
         uuids = [r.uuid for r in rows]
         extras = Instance._load_extras(context, session, uuids, tuple(expected_attrs),
                                        fault_uuids=_with_fault(rows))

@@ -16,7 +16,7 @@ from novalite.db.lazy import main_models as models
 from novalite.objects import base
 
 
-def _naive(value):
+def _naive(value: datetime.datetime | None) -> datetime.datetime | None:
     return base.naive_utc(value) if value is not None else timeutils.utcnow()
 
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import datetime
 
     from sqlalchemy.engine import CursorResult, Result
+    from sqlalchemy.orm import Session
 
 
 def _inserted_id(result: Result[Any]) -> int:
@@ -173,7 +174,7 @@ class InstanceActionEvent(base.NovalitePersistentObject, base.NovaliteObject):
     }
 
     @staticmethod
-    def _action_id(session, context, instance_uuid: str) -> int:
+    def _action_id(session: Session, context: RequestContext, instance_uuid: str) -> int:
         """The id of the instance's latest action of this request."""
         actions = models.InstanceAction.__table__
         action_id = session.execute(

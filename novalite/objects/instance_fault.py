@@ -14,6 +14,10 @@ from novalite.db.lazy import select
 from novalite.objects import base
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sqlalchemy.orm import Session
+
     from novalite import objects
 
 
@@ -37,7 +41,8 @@ class InstanceFault(base.NovalitePersistentObject, base.NovaliteObject):
     }
 
     @classmethod
-    def latest_for_instances(cls, context: RequestContext, session, uuids: list[str]):
+    def latest_for_instances(cls, context: RequestContext, session: Session,
+                             uuids: list[str]) -> Iterator[tuple[str, InstanceFault]]:
         """(uuid, latest fault) pairs, for instances that have a fault."""
         rows = session.scalars(select(models.InstanceFault)
                                .where(models.InstanceFault.instance_uuid.in_(uuids),

@@ -55,6 +55,7 @@ def _prefixed(row: Row[Any], prefix: str) -> types.SimpleNamespace:
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Row
+    from sqlalchemy.orm import Session
 
     from novalite import objects
 
@@ -79,7 +80,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
     }
 
     @classmethod
-    def _from_db_object(cls, context: RequestContext, row) -> InstanceMapping:
+    def _from_db_object(cls, context: RequestContext, row: Row[Any]) -> InstanceMapping:
         """The mapping of a row of ``_reads()`` (its cell's columns prefixed ``cm_``)."""
         obj = cls(context)
         cls._set_from_db(obj, row, skip=('cell_mapping',))
@@ -124,7 +125,7 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
             values['cell_id'] = cell.id if cell is not None else None
         return values
 
-    def create(self, session=None) -> None:
+    def create(self, session: Session | None = None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
         values = self._db_values()
         self.id = base.insert_row(models.InstanceMapping, values, session)
@@ -140,7 +141,8 @@ class InstanceMapping(base.NovaliteTimestampObject, base.NovaliteObject):
         self.obj_reset_changes()
 
     @classmethod
-    def set_cell(cls, context: RequestContext, instance_uuid: str, cell_mapping) -> None:
+    def set_cell(cls, context: RequestContext, instance_uuid: str,
+                 cell_mapping: CellMapping) -> None:
         """Point the mapping of ``instance_uuid`` at ``cell_mapping``: one UPDATE, without
         reading the mapping first (the conductor, once the instance is in its cell)."""
         with engine.api_writer() as session:

@@ -14,6 +14,8 @@ from novalite.db.lazy import select, update
 from novalite.objects import base
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from novalite import objects
 
 
@@ -74,7 +76,8 @@ class RequestSpec(base.NovaliteObject):
             primitive.pop('requested_networks', None)
 
     @classmethod
-    def from_components(cls, context: RequestContext, instance_uuid: str, image, flavor,
+    def from_components(cls, context: RequestContext, instance_uuid: str,
+                        image: objects.ImageMeta | None, flavor: objects.Flavor,
                         num_instances: int,
                         availability_zone: str | None = None,
                         scheduler_hints: dict | None = None, project_id: str | None = None,
@@ -90,7 +93,7 @@ class RequestSpec(base.NovaliteObject):
                    force_nodes=force_nodes or [], ignore_hosts=[], is_bfv=False,
                    security_groups=list(security_groups or []))
 
-    def get_scheduler_hint(self, name: str, default=None):
+    def get_scheduler_hint(self, name: str, default: object = None) -> Any:
         hints = self.scheduler_hints if self.obj_attr_is_set('scheduler_hints') else None
         values = (hints or {}).get(name)
         if not values:
@@ -130,7 +133,7 @@ class RequestSpec(base.NovaliteObject):
                 specs[row.instance_uuid] = spec
             return specs
 
-    def create(self, session=None) -> None:
+    def create(self, session: Session | None = None) -> None:
         """Insert the row, in ``session``'s transaction when one is given."""
         self.id = base.insert_row(models.RequestSpec, {
             'instance_uuid': self.instance_uuid, 'spec': self._spec_json()}, session)

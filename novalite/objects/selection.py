@@ -1,12 +1,15 @@
 """Selection: one host the scheduler chose (or an alternate), with its claim."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_serialization import jsonutils
 from oslo_versionedobjects import fields
 
 from novalite.objects import base
+
+if TYPE_CHECKING:
+    from novalite.scheduler.host_manager import HostState
 
 
 @base.NovaliteObjectRegistry.register
@@ -32,7 +35,7 @@ class Selection(base.NovaliteObject):
     }
 
     @classmethod
-    def from_host_state(cls, host_state, allocation_request: dict | None = None,
+    def from_host_state(cls, host_state: HostState, allocation_request: dict | None = None,
                         allocation_request_version: str | None = None) -> Selection:
         return cls(compute_node_uuid=host_state.uuid, service_host=host_state.host,
                    nodename=host_state.nodename, cell_uuid=host_state.cell_uuid,
