@@ -41,11 +41,14 @@ from novalite.db.api import models as api_models
 from novalite.db.main import models as main_models
 
 if TYPE_CHECKING:
-    from sqlalchemy import Select
+    from sqlalchemy import CompoundSelect, Select
     from sqlalchemy.engine import CursorResult, Row
     from sqlalchemy.orm import Session
 
     from novalite.context import RequestContext
+
+    # The instances, cores and ram of a cell's counted servers.
+    _UsageQuery = Select[int, int | None, int | None]
 
 COUNTED = ('instances', 'cores', 'ram')
 DEFAULT_CLASS = 'default'
@@ -107,7 +110,7 @@ def get_project_limits(project_id: str | None, user_id: str | None = None) -> di
 
 
 @functools.cache
-def _limits_query(with_user: bool) -> Any:
+def _limits_query(with_user: bool) -> CompoundSelect:
     """The class, project and (``with_user``) user rows in one query, built once: every
     create asks, in the API and again in the conductor."""
     qc, q, pu = (model.__table__ for model in (
@@ -223,7 +226,8 @@ def _count_instances(context: RequestContext, project_id: str | None,
     return usage
 
 
-def _cell_usage_query(project_id: str | None, user_id: str | None, building: list[str]) -> Any:
+def _cell_usage_query(project_id: str | None, user_id: str | None,
+                      building: list[str]) -> _UsageQuery:
     instance = main_models.Instance
     query = select(func.count(instance.id), func.coalesce(func.sum(instance.vcpus), 0),
                    func.coalesce(func.sum(instance.memory_mb), 0)).where(
@@ -236,10 +240,10 @@ def _cell_usage_query(project_id: str | None, user_id: str | None, building: lis
     return query
 
 
-def _cell_usage(context: RequestContext, query: Select[Any]) -> tuple[int, int, int]:
+def _cell_usage(context: RequestContext, query: _UsageQuery) -> tuple[int, int, int]:
     with engine.cell_connection(context) as connection:
         count, cores, ram = connection.execute(query).one()
-    return int(count), int(cores), int(ram)
+    return int(count), int(cores or 0), int(ram or 0)  # the sums are COALESCEd: never NULL
 
 
 def count_usage(context: RequestContext, project_id: str | None) -> dict[str, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_config import cfg
 from oslo_db.sqlalchemy import enginefacade
@@ -20,6 +20,9 @@ from placement.db.sqlalchemy import migration
 from placement.objects import resource_class, trait
 
 from novalite.allinone.wsgi import WSGIServer
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIApplication
 
 # The one PlacementServer allowed to run in this process (see the module docstring).
 _RUNNING: PlacementServer | None = None
@@ -64,7 +67,7 @@ class PlacementServer:
         self.url = self._server.url
         return self.url
 
-    def _load_app(self) -> Any:
+    def _load_app(self) -> WSGIApplication:
         conf = cfg.ConfigOpts()
         placement_conf.register_opts(conf)
         conf.set_default('connection', self.connection, group='placement_database')

@@ -151,7 +151,7 @@ class Stack:
                  self.api, self.placement.url, self.glance_url)
         return self
 
-    def _map_cells(self) -> Any:
+    def _map_cells(self) -> objects.CellMapping:
         """cell0 and cell1 mappings, created on the first start only; returns cell1."""
         ctx = nl_context.get_admin_context()
         try:

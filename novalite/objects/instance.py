@@ -98,7 +98,7 @@ def _writes() -> types.SimpleNamespace:
 
 @functools.lru_cache(maxsize=256)
 def _update_statement(columns: tuple[str, ...], task_state_may_be_none: bool | None,
-                      vm_state_may_be_none: bool | None) -> Any:
+                      vm_state_may_be_none: bool | None) -> Update:
     """The UPDATE of a live instance's ``columns``, built once per shape of a save: the
     columns written, and whether (and how) the stored task and vm states are checked.
 
@@ -219,6 +219,8 @@ def _latest_faults(context: RequestContext, session: Session | Connection,
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+
+    from sqlalchemy import Update
     # What save() compares a stored state with: one state (None too) or any of several.
     ExpectedState = str | Collection[str | None] | None
     import netaddr

@@ -6,7 +6,7 @@ RUNNING, ``end_task`` as DONE) and the os-instance_usage_audit_log API reads it.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_db import exception as db_exc
 from oslo_utils import timeutils
@@ -18,6 +18,9 @@ from novalite.db import engine
 from novalite.db.lazy import main_models as models
 from novalite.db.lazy import select, update
 from novalite.objects import base
+
+if TYPE_CHECKING:
+    from sqlalchemy import Select
 
 RUNNING, DONE = 'RUNNING', 'DONE'
 
@@ -34,7 +37,7 @@ def _when(value: When) -> datetime.datetime | None:
 
 
 def _query(task_name: str, period_beginning: When, period_ending: When,
-           host: str | None = None, state: str | None = None) -> Any:
+           host: str | None = None, state: str | None = None) -> Select[Any]:
     table = models.TaskLog
     query = select(table).where(
         table.task_name == task_name, table.deleted == 0,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob
 from oslo_log import log as logging
@@ -13,12 +13,14 @@ from novalite.api.openstack import Middleware, faults, wsgi
 from novalite.conf import CONF
 
 if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIApplication
     from paste.deploy.loadwsgi import ConfigLoader
 
 LOG = logging.getLogger(__name__)
 
 
-def pipeline_factory_v21(loader: ConfigLoader, global_conf: dict, **local_conf: str) -> Any:
+def pipeline_factory_v21(loader: ConfigLoader, global_conf: dict,
+                         **local_conf: str) -> WSGIApplication:
     """A paste pipeline chosen by ``[api] auth_strategy``: the key of ``local_conf``."""
     names = local_conf[CONF.api.auth_strategy].split()
     app = loader.get_app(names[-1])

@@ -4,12 +4,15 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 from paste import deploy
 
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIApplication
 
 LOG = logging.getLogger(__name__)
 
@@ -57,7 +60,7 @@ def freeze_loaded_objects() -> None:
     gc.freeze()
 
 
-def load_app(name: str = 'osapi_compute') -> Any:
+def load_app(name: str = 'osapi_compute') -> WSGIApplication:
     """The WSGI application ``name`` of the paste file: the whole API by default."""
     path = find_paste_config()
     LOG.debug('Loading app %s from %s', name, path)

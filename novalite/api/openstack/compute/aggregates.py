@@ -5,7 +5,7 @@ host that runs instances cannot change through an aggregate update, as in Nova.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_log import log as logging
@@ -128,7 +128,7 @@ def _zone_problem(context: RequestContext, aggregate: objects.Aggregate, zone: s
 class AggregateController(wsgi.Controller):
 
     @staticmethod
-    def _get(context: RequestContext, aggregate_id: str) -> Any:
+    def _get(context: RequestContext, aggregate_id: str) -> objects.Aggregate:
         return objects.Aggregate.get_by_id(context, _int_id(aggregate_id))
 
     @validation.query_schema(empty_query, '2.1', '2.101')

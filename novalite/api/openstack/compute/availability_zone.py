@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from novalite import availability_zones as azs
 from novalite.api import validation
@@ -24,7 +24,7 @@ def _time(value: datetime.datetime | None) -> str | None:
     return value.isoformat(timespec='microseconds')
 
 
-def _updated(service: objects.Service) -> Any:
+def _updated(service: objects.Service) -> datetime.datetime | None:
     for name in ('last_seen_up', 'updated_at'):
         if service.obj_attr_is_set(name) and getattr(service, name) is not None:
             return getattr(service, name)

@@ -3,7 +3,7 @@ another host, with Nova's microversions (onSharedStorage until 2.14, force 2.29-
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_utils import strutils
@@ -29,13 +29,14 @@ def _generate_password(length: int = 12) -> str:
 
 
 def actions(controller: common.ComputeAPIUser) -> dict:
-    def handler(req: wsgi.Request, instance: objects.Instance, args: dict) -> Any:
+    def handler(req: wsgi.Request, instance: objects.Instance,
+                args: dict) -> wsgi.ResponseObject | dict:
         return evacuate(controller.compute_api, req, instance, args)
     return {'evacuate': ('evacuate', schema.evacuate_any, handler)}
 
 
 def evacuate(compute_api: ComputeAPI, req: wsgi.Request, instance: objects.Instance,
-             args: dict) -> Any:
+             args: dict) -> wsgi.ResponseObject | dict:
     context = req.context
     migrate_server.validate_for_version(req, {'evacuate': args}, [
         ('2.1', schema.evacuate), ('2.14', schema.evacuate_v214),

@@ -41,7 +41,7 @@ def _int_filter(req: wsgi.Request, name: str) -> int | None:
             explanation='Invalid %s filter [%s]' % (name, value)) from exc
 
 
-def get_visible_flavor(context: RequestContext, flavor_id: str) -> Any:
+def get_visible_flavor(context: RequestContext, flavor_id: str) -> objects.Flavor:
     """The flavor, if ``context`` may see it: public, shared with its project, or admin.
 
     :raises FlavorNotFound: no such flavor, or a private one of other projects

@@ -1,7 +1,7 @@
 """The os-extra_specs API: the extra specs of a flavor, validated from 2.86."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 
@@ -14,6 +14,9 @@ from novalite.api.openstack.compute.schemas import empty_query, empty_query_v210
 from novalite.api.openstack.compute.schemas import flavors_extraspecs as schema
 from novalite.api.validation import extra_specs as validators
 from novalite.policies import flavors as fl_policies
+
+if TYPE_CHECKING:
+    from novalite import objects
 
 POLICY = fl_policies.EXTRA_SPECS
 
@@ -28,7 +31,7 @@ def _as_string(value: object) -> str:
 class FlavorExtraSpecsController(wsgi.Controller):
 
     @staticmethod
-    def _flavor(req: wsgi.Request, flavor_id: str, action: str) -> Any:
+    def _flavor(req: wsgi.Request, flavor_id: str, action: str) -> objects.Flavor:
         """The flavor, after the policy (so a refused write is 403 whatever the id);
         another project's private flavor is 404 here as in ``GET /flavors/{id}``."""
         context = req.context

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_utils import timeutils
@@ -16,13 +16,16 @@ from novalite.api.openstack.compute.schemas import instance_actions as schema
 from novalite.api.openstack.compute.views import instance_actions as view
 from novalite.policies import instance_actions as ia_policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 POLICY = ia_policies.BASE_POLICY_NAME
 
 
 class InstanceActionsController(common.ComputeAPIUser, wsgi.Controller[view.ViewBuilder]):
     _view_builder_class = view.ViewBuilder
 
-    def _instance(self, req: wsgi.Request, server_id: str, action: str) -> Any:
+    def _instance(self, req: wsgi.Request, server_id: str, action: str) -> objects.Instance:
         context = req.context
         if avr.is_supported(req, '2.21'):
             # From 2.21 the history of deleted servers can be read too.

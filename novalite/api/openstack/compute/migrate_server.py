@@ -2,7 +2,7 @@
 migrate and os-migrateLive (administrators'), with Nova's answers and faults."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_utils import strutils
@@ -17,6 +17,7 @@ from novalite.policies import migrate_server as policies
 
 if TYPE_CHECKING:
     from novalite import objects
+    from novalite.compute.api import API as ComputeAPI
 
 
 def actions(controller: common.ComputeAPIUser) -> dict:
@@ -46,7 +47,7 @@ class _Handlers:
         self.controller = controller
 
     @property
-    def compute_api(self) -> Any:
+    def compute_api(self) -> ComputeAPI:
         return self.controller.compute_api
 
     # -- resize ------------------------------------------------------------------------

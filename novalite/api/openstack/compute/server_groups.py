@@ -7,7 +7,7 @@ has a one-element ``policies`` list (and an always empty ``metadata``); from 2.6
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_utils import strutils
@@ -53,7 +53,7 @@ def _page(req: wsgi.Request, items: list) -> list:
 class ServerGroupController(wsgi.Controller):
 
     @staticmethod
-    def _get(context: RequestContext, group_id: str) -> Any:
+    def _get(context: RequestContext, group_id: str) -> objects.InstanceGroup:
         return objects.InstanceGroup.get_by_uuid(context, group_id)
 
     @validation.query_schema(schema.index_query, '2.1', '2.74')

@@ -1,7 +1,7 @@
 """The server metadata API: /servers/{server_id}/metadata[/{key}]."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 
@@ -11,12 +11,15 @@ from novalite.api.openstack.compute.schemas import empty_query, empty_query_v210
 from novalite.api.openstack.compute.schemas import server_metadata as schema
 from novalite.policies import server_metadata as sm_policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 POLICY = sm_policies.POLICY_ROOT
 
 
 class ServerMetadataController(common.ComputeAPIUser, wsgi.Controller):
 
-    def _instance(self, req: wsgi.Request, server_id: str, action: str) -> Any:
+    def _instance(self, req: wsgi.Request, server_id: str, action: str) -> objects.Instance:
         instance = common.get_instance(self.compute_api, req.context, server_id)
         req.context.can(POLICY % action, common.instance_target(instance))
         return instance

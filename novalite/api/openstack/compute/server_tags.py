@@ -1,7 +1,7 @@
 """The server tags API (2.26): /servers/{server_id}/tags[/{tag}]."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import webob
 import webob.exc
@@ -13,13 +13,16 @@ from novalite.api.validation import parameter_types as pt
 from novalite.api.validation import validators
 from novalite.policies import server_tags as st_policies
 
+if TYPE_CHECKING:
+    from novalite import objects
+
 POLICY = st_policies.POLICY_ROOT
 _TAG_CHECK = validators.SchemaValidator(pt.tag)
 
 
 class ServerTagsController(common.ComputeAPIUser, wsgi.Controller):
 
-    def _instance(self, req: wsgi.Request, server_id: str, action: str) -> Any:
+    def _instance(self, req: wsgi.Request, server_id: str, action: str) -> objects.Instance:
         instance = common.get_instance(self.compute_api, req.context, server_id)
         req.context.can(POLICY % action, common.instance_target(instance))
         return instance

@@ -13,7 +13,7 @@ Placement and the host mapping, and takes the host out of its aggregates; it is 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import webob.exc
 from oslo_log import log as logging
@@ -156,7 +156,8 @@ class ServiceController(wsgi.Controller[services_view.ViewBuilder]):
                      service.host, exc.format_message())
 
     @staticmethod
-    def _find_by_host_and_binary(context: RequestContext, host: str, binary: str) -> Any:
+    def _find_by_host_and_binary(context: RequestContext, host: str,
+                                 binary: str) -> objects.Service:
         """The compute service of ``host``, its context aimed at the host's cell.
 
         :raises HTTPBadRequest: ``binary`` is not the compute's
@@ -284,7 +285,7 @@ class ServiceController(wsgi.Controller[services_view.ViewBuilder]):
             pass  # a host never discovered into a cell has no mapping
 
     @staticmethod
-    def _find_by_id(context: RequestContext, service_id: int) -> Any:
+    def _find_by_id(context: RequestContext, service_id: int) -> objects.Service:
         """The service with this database id; ids repeat across cells, so one that
         names services in two cells is refused.
 
@@ -306,7 +307,7 @@ class ServiceController(wsgi.Controller[services_view.ViewBuilder]):
         return found[0]
 
     @staticmethod
-    def _find(context: RequestContext, service_uuid: str) -> Any:
+    def _find(context: RequestContext, service_uuid: str) -> objects.Service:
         """The service with this uuid, with its context aimed at its cell.
 
         :raises HTTPNotFound: no cell has it

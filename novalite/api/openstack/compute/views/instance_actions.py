@@ -58,7 +58,7 @@ class ViewBuilder(common.ViewBuilder):
 
     def show(self, req: wsgi.Request, action: objects.InstanceAction,
              events: list[objects.InstanceActionEvent] | None, shown: EventFields,
-             project_id: str) -> dict:
+             project_id: str | None) -> dict:
         body = self.action(req, action)
         if events is not None:
             body['events'] = [self.event(e, shown, action.project_id or project_id)
@@ -66,7 +66,8 @@ class ViewBuilder(common.ViewBuilder):
         return {'instanceAction': body}
 
     @staticmethod
-    def event(event: objects.InstanceActionEvent, shown: EventFields, project_id: str) -> dict:
+    def event(event: objects.InstanceActionEvent, shown: EventFields,
+              project_id: str | None) -> dict:
         body = {key: _value(event, key) for key in _EVENT_KEYS}
         if shown.traceback:
             body['traceback'] = event.traceback

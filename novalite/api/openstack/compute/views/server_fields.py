@@ -54,7 +54,7 @@ def request_specs(req: wsgi.Request, instances: list) -> dict:
         req.context, [i.uuid for i in instances])}
 
 
-def _request_spec(instance: objects.Instance, extend: dict) -> Any:
+def _request_spec(instance: objects.Instance, extend: dict) -> objects.RequestSpec | None:
     if 'request_specs' in extend:
         return extend['request_specs'].get(instance.uuid)
     try:
