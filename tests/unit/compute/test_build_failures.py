@@ -264,6 +264,8 @@ def test_a_build_taken_over_during_the_spawn_leaves_the_allocation_to_the_winner
     assert mgr.reportclient.called('delete_allocation_for_instance') == []
     assert mgr.compute_task_api.builds == []
     assert hostdoubles.stored(cctxt, instance.uuid).host == 'otherhost'
+    # Neither a failure nor a success of this host's.
+    assert 'failed_builds' not in (mgr.rt.compute_nodes[HOST].stats or {})
 
 
 def test_a_taken_over_build_whose_guest_cannot_be_destroyed_still_drops_its_claim(host):
@@ -353,3 +355,18 @@ def test_a_build_that_outlived_its_timeout_ends_in_error_with_nothing_left(host)
     assert mgr.compute_task_api.builds == []
     # A build still holding its lock is left to finish on its own.
     assert hostdoubles.stored(cctxt, running.uuid).vm_state == 'building'
+
+
+def test_a_delete_before_the_claim_spawns_nothing_and_frees_the_allocation(host):
+    mgr, cctxt = host
+    instance = _scheduled(mgr, cctxt)
+    _delete_started(objects.Instance.get_by_uuid(cctxt, instance.uuid))
+    spawned = []
+    mgr.driver.spawn = lambda *args, **kwargs: spawned.append(args)
+
+    build.build_and_run_instance(mgr, cctxt, instance, _req())
+
+    assert spawned == []
+    _assert_nothing_left_here(mgr, cctxt, instance)
+    assert mgr.compute_task_api.builds == []
+    assert hostdoubles.stored(cctxt, instance.uuid).task_state == 'deleting'

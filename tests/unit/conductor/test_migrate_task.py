@@ -226,3 +226,16 @@ def test_an_evacuation_to_an_unreachable_host_gives_the_claim_back(env):
     _assert_move_undone(cloud, cctxt, nodes, instance, migration, 'MessageDeliveryFailure',
                         migrate.EVACUATE_EVENT)
 
+
+
+def test_a_live_migration_that_finds_no_host_gives_the_source_back(env):
+    cloud, cctxt, deps, nodes = env
+    instance = _server(cloud, cctxt, nodes, task_state='migrating')
+    migration = _api_migration(cctxt, instance, 'live-migration')
+    deps._query.error = exception.NoValidHost(reason='all full')
+
+    migrate.live_migrate_instance(deps, cctxt, instance, None, False, migration, False)
+
+    _assert_move_undone(cloud, cctxt, nodes, instance, migration, 'all full',
+                        migrate.LIVE_EVENT)
+    assert deps.compute_rpcapi.casts == []
