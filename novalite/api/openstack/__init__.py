@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 
@@ -76,7 +76,8 @@ class LegacyV2CompatibleWrapper(Middleware):
             environ.pop(key, None)
 
         def filtered_start_response(status: str, headers: list[tuple[str, str]],
-                                    exc_info: OptExcInfo | None = None) -> Any:
+                                    exc_info: OptExcInfo | None = None
+                                    ) -> Callable[[bytes], object]:
             kept = []
             for name, value in headers:
                 lowered = name.lower()

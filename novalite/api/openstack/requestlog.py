@@ -40,7 +40,8 @@ class ComputeRequestId(Middleware):
         request_id = 'req-%s' % uuid.uuid4()
         environ[ENV_REQUEST_ID] = request_id
 
-        def start_named(status: str, headers: list, exc_info: OptExcInfo | None = None) -> Any:
+        def start_named(status: str, headers: list,
+                        exc_info: OptExcInfo | None = None) -> Callable[[bytes], object]:
             present = {name.lower() for name, _value in headers}
             headers.extend((name, request_id) for name in _RESPONSE_HEADERS
                            if name not in present)
@@ -55,7 +56,8 @@ class RequestLog(Middleware):
         start = time.monotonic()
         seen: dict[str, Any] = {}
 
-        def start_logged(status: str, headers: list, exc_info: OptExcInfo | None = None) -> Any:
+        def start_logged(status: str, headers: list,
+                         exc_info: OptExcInfo | None = None) -> Callable[[bytes], object]:
             seen['status'], seen['headers'] = status, headers
             return start_response(status, headers, exc_info)
         app_iter = self.application(environ, start_logged)

@@ -7,8 +7,7 @@ another path, and a path served only for other methods is not found (404).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 import routes
 
@@ -195,7 +194,7 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
 )
 
 
-def _quota_zone_host_controllers() -> dict[str, Any]:
+def _quota_zone_host_controllers() -> dict[str, wsgi.Controller]:
     """Limits, quotas, zones, aggregates, server groups, hypervisors, removed APIs."""
     return {'limits': limits.LimitsController(),
             'quota_sets': quota_sets.QuotaSetsController(),
@@ -209,13 +208,13 @@ def _quota_zone_host_controllers() -> dict[str, Any]:
             'extensions': extension_info.ExtensionInfoController()}
 
 
-def _image_controllers() -> dict[str, Any]:
+def _image_controllers() -> dict[str, wsgi.Controller]:
     """The images proxy to Glance."""
     return {'images': images.ImagesController(),
             'image_metadata': image_metadata.ImageMetadataController()}
 
 
-def _network_controllers() -> dict[str, Any]:
+def _network_controllers() -> dict[str, wsgi.Controller]:
     """Security groups, networks, floating IPs: the proxies to Neutron."""
     return {'security_groups': security_groups.SecurityGroupController(),
             'security_group_rules': security_groups.SecurityGroupRulesController(),
@@ -225,7 +224,7 @@ def _network_controllers() -> dict[str, Any]:
             'floating_ip_pools': floating_ip_pools.FloatingIPPoolsController()}
 
 
-def _admin_controllers() -> dict[str, Any]:
+def _admin_controllers() -> dict[str, wsgi.Controller]:
     """Migrations, usage, diagnostics, external events, hosts and the usage audit log:
     operator and service APIs."""
     return {'migrations': migrations.MigrationsController(),
@@ -246,7 +245,7 @@ class APIRouterV21:
         double this way); the others are built with their defaults.
     """
 
-    def __init__(self, controllers: dict[str, Any] | None = None) -> None:
+    def __init__(self, controllers: dict[str, wsgi.Controller] | None = None) -> None:
         objects.register_all()
         built = {'flavors': flavors.FlavorsController(),
                  'flavor_access': flavor_access.FlavorAccessController(),
@@ -287,7 +286,7 @@ class APIRouterV21:
     def factory(cls, global_conf: dict, **local_conf: str) -> APIRouterV21:
         return cls()
 
-    def __call__(self, environ: dict, start_response: Callable) -> Any:
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         # The mapper itself, not routes' RoutesMiddleware: that one also builds a URL
         # generator and sets routes' thread-local request config for every request,
         # neither of which novalite uses.
