@@ -370,3 +370,16 @@ def test_a_delete_before_the_claim_spawns_nothing_and_frees_the_allocation(host)
     _assert_nothing_left_here(mgr, cctxt, instance)
     assert mgr.compute_task_api.builds == []
     assert hostdoubles.stored(cctxt, instance.uuid).task_state == 'deleting'
+
+
+def test_a_first_attempt_without_retry_information_names_this_host_as_tried(host):
+    mgr, cctxt = host
+    instance = _scheduled(mgr, cctxt)
+    mgr.driver.spawn = _failing(RuntimeError('disk on fire'))
+    req = _req()
+    req.filter_properties = {}
+
+    build.build_and_run_instance(mgr, cctxt, instance, req)
+
+    (sent,) = mgr.compute_task_api.builds
+    assert sent['filter_properties']['retry']['hosts'] == [[HOST, HOST]]

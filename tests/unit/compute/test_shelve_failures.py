@@ -183,8 +183,8 @@ def _offloaded(mgr, cctxt, memory_mb=512):
 def _assert_back_offloaded(mgr, cctxt, instance, fault):
     saved = objects.Instance.get_by_uuid(cctxt, instance.uuid,
                                          expected_attrs=['system_metadata'])
-    assert (saved.vm_state, saved.task_state, saved.host, saved.node) == (
-        'shelved_offloaded', None, None, None)
+    assert (saved.vm_state, saved.task_state, saved.host, saved.node, saved.compute_id) == (
+        'shelved_offloaded', None, None, None, None)
     assert saved.system_metadata['shelved_image_id'] == IMAGE
     assert fault in hostdoubles.fault(cctxt, instance.uuid)
     assert mgr.image_api.deleted == []
