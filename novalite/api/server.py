@@ -162,6 +162,23 @@ class _Server(server.TcpWSGIServer):
     channel_class = _Channel
     keep_alive = True
     stopping = False
+    closed = False
+    _closing = threading.Lock()
+
+    def pull_trigger(self) -> None:
+        # A thread still finishing a request after stop() must not write to the closed
+        # trigger's descriptor, which may already be another file's.
+        with self._closing:
+            if not self.closed:
+                super().pull_trigger()
+
+    def close_all(self, connections: dict[int, wasyncore.dispatcher]) -> None:
+        """Close every connection, the trigger and the socket: the loop ends."""
+        with self._closing:
+            self.closed = True
+        for conn in list(connections.values()):
+            conn.close()
+        connections.clear()
 
 
 def _in_loop(srv: _Server, thunk: Callable[[], None]) -> None:
@@ -227,10 +244,11 @@ class Server:
         srv.stopping = True
         _in_loop(srv, self._close_idle)
         deadline = time.monotonic() + (DRAIN_TIMEOUT if self._drain else 0)
-        while self._busy() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        _in_loop(srv, self._close_all)
-        srv.task_dispatcher.shutdown(timeout=5 if self._drain else 0)
+        self._wait_idle(deadline)
+        # The threads end after their request; then the loop sends what they wrote.
+        srv.task_dispatcher.shutdown(timeout=max(int(deadline - time.monotonic()), 1))
+        self._wait_idle(max(deadline, time.monotonic() + 0.5))
+        _in_loop(srv, lambda: srv.close_all(self._map))
 
     def _close_idle(self) -> None:
         assert self._server is not None
@@ -239,14 +257,12 @@ class Server:
             if isinstance(conn, _Channel) and not conn.requests:
                 conn.will_close = True
 
-    def _close_all(self) -> None:
-        for conn in list(self._map.values()):
-            conn.close()
-        self._map.clear()  # the loop ends with its map
-
-    def _busy(self) -> bool:
-        return any(isinstance(conn, _Channel) and (conn.requests or conn.total_outbufs_len)
-                   for conn in list(self._map.values()))
+    def _wait_idle(self, deadline: float) -> None:
+        """Until no connection has a request in progress or output unsent."""
+        while time.monotonic() < deadline and any(
+                isinstance(conn, _Channel) and (conn.requests or conn.total_outbufs_len)
+                for conn in list(self._map.values())):
+            time.sleep(0.02)
 
     def wait(self) -> None:
         if self._thread is not None:
