@@ -76,7 +76,7 @@ class Stack:
         self.computes: dict[str, Service] = {}
         self.api_server: WSGIServer | None = None
         self.api = ''
-        self.cell1: Any = None
+        self.cell1: objects.CellMapping | None = None
         self._configured = False
 
     def db_url(self, name: str) -> str:
@@ -186,6 +186,8 @@ class Stack:
     def discover_hosts(self) -> None:
         """Map the new compute hosts of cell1, as ``novalite-manage cell_v2
         discover_hosts`` does."""
+        if self.cell1 is None:
+            raise RuntimeError('The stack is not started: cell1 is not mapped yet.')
         cell_v2.discover_hosts(cell_uuid=self.cell1.uuid)
 
     def stop(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import webob.exc
@@ -43,7 +44,7 @@ SERVERS = srv_policies.SERVERS
 # ``actions(controller) -> {body key: (name in 409 messages, body schema, handler)}``;
 # a handler is ``handler(req, instance, body[key])`` and may use
 # ``controller.compute_api``.
-ACTION_MODULES: list[Any] = [
+ACTION_MODULES: list[ModuleType] = [
     pause_server, suspend_server, lock_server, rescue, admin_actions, admin_password,
     trigger_crash_dump, deferred_delete, server_rebuild, shelve, migrate_server, evacuate,
     multinic, security_groups, floating_ips,
