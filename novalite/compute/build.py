@@ -243,15 +243,23 @@ def recorded_network_requests(instance: objects.Instance) -> list[NetworkRequest
 
 
 def cleanup(mgr: ComputeManager, context: RequestContext, instance: objects.Instance, nodename: str,
-            preserve: list[str] | None = None) -> None:
+            preserve: list[str] | None = None, keep_ports: bool = False) -> None:
     """Remove what a failed or abandoned build left on this host and in Placement
-    (``preserve``: ports the user passed in, unbound and kept)."""
+    (``preserve``: ports the user passed in, unbound and kept; ``keep_ports``: every
+    port stays the server's, only unbound from this host, as for a failed unshelve)."""
+    network_info = delete.cached_network_info(instance)
     try:
-        mgr.driver.destroy(context, instance,
-                           network_info=delete.cached_network_info(instance))
+        mgr.driver.destroy(context, instance, network_info=network_info)
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
-    delete.release_ports(mgr, context, instance, preserve=preserve)
+    if keep_ports:
+        try:
+            mgr.network_api.unbind_ports(context, instance, network_info)
+        except Exception as exc:
+            LOG.warning('Could not unbind the ports of %s from %s: %s', instance.uuid,
+                        mgr.host, exc)
+    else:
+        delete.release_ports(mgr, context, instance, preserve=preserve)
     mgr.rt.abort_instance_claim(context, instance, nodename)
     try:
         delete.free_allocation(mgr, context, instance.uuid)

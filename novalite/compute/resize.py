@@ -189,11 +189,17 @@ def finish_resize(mgr: ComputeManager, context: RequestContext, instance: object
 
 def _fail_finish(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                  migration: objects.Migration) -> None:
+    # Each step on its own: a migration that cannot be saved now must not keep the
+    # source's allocation held under it.
     try:
         _save_migration(migration, 'error')
+    except Exception:
+        LOG.exception('Could not mark migration %s as failed', migration.uuid)
+    try:
         mgr.reportclient.delete_allocation_for_instance(context, migration.uuid)
     except Exception:
-        LOG.exception('Could not clean up migration %s', migration.uuid)
+        LOG.exception("Could not free the source's allocation of migration %s",
+                      migration.uuid)
 
 
 # -- confirm (source) --------------------------------------------------------------------

@@ -175,7 +175,9 @@ def _spawn(mgr: ComputeManager, context: RequestContext, instance: objects.Insta
 
 def _undo_spawn(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                 node: str) -> None:
-    build.cleanup(mgr, context, instance, node)
+    # The server goes back to SHELVED_OFFLOADED with its ports: the next unshelve binds
+    # them again.
+    build.cleanup(mgr, context, instance, node, keep_ports=True)
     instance.host = None
     instance.node = None
     instance.compute_id = None

@@ -249,9 +249,6 @@ def test_a_failed_finish_whose_source_allocation_placement_keeps_still_ends_in_e
     assert objects.Migration.get_by_id(cctxt, migration.id).status == 'error'
 
 
-@pytest.mark.xfail(strict=True, reason='bug: resize._fail_finish frees the source '
-                   "allocation only after the migration's save succeeds; a failed "
-                   'save leaks it')
 def test_a_failed_finish_frees_the_source_even_if_the_migration_cannot_be_saved(
         hosts, monkeypatch):
     src, dst, rpc, cctxt = hosts

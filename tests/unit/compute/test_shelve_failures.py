@@ -224,9 +224,6 @@ def test_an_unshelve_whose_ports_cannot_be_bound_leaves_nothing_here(host):
     _assert_back_offloaded(mgr, cctxt, instance, 'MessagingTimeout')
 
 
-@pytest.mark.xfail(strict=True, reason="bug: shelve._undo_spawn calls build.cleanup, "
-                   "whose release_ports deletes the server's own ports on a failed "
-                   'unshelve; the server stays SHELVED_OFFLOADED and needs them')
 def test_a_failed_unshelve_keeps_the_servers_ports(host):
     mgr, cctxt = host
     instance = _offloaded(mgr, cctxt)
@@ -236,3 +233,4 @@ def test_a_failed_unshelve_keeps_the_servers_ports(host):
 
     assert hostdoubles.stored(cctxt, instance.uuid).vm_state == 'shelved_offloaded'
     assert mgr.network_api.released == []
+    assert mgr.network_api.unbound == [instance.uuid]
