@@ -5,7 +5,7 @@ import functools
 import math
 import threading
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import cachetools
 from oslo_log import log as logging
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from novalite.context import RequestContext
 
     # What a host's numbers are read from: a row of _cell_hosts, or the object.
-    NodeRecord = objects.ComputeNode | types.SimpleNamespace
+    NodeRecord: TypeAlias = objects.ComputeNode | types.SimpleNamespace
 
 LOG = logging.getLogger(__name__)
 
