@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
@@ -17,6 +18,9 @@ import novalite  # noqa: F401  (chooses the concurrency backend first)
 from novalite import objects, rpc
 from novalite.api.openstack import loader
 from novalite.conf import CONF
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIApplication
 
 _CONFIG_OPTIONS = ('--config-file', '--config-dir')
 
@@ -35,21 +39,21 @@ def _config_args(argv: list[str]) -> list[str]:
 
 
 def init_application(argv: list[str] | None = None,
-                     environ: dict[str, str] | None = None) -> Any:
+                     environ: Mapping[str, str] | None = None) -> WSGIApplication:
     """Parse the configuration, set up logging, RPC and objects; load the paste app."""
     argv = sys.argv[1:] if argv is None else argv
-    environ = os.environ if environ is None else environ
+    variables: Mapping[str, str] = os.environ if environ is None else environ
     args = _config_args(argv)
     default_files = None
-    if not args and environ.get('NOVALITE_CONFIG_FILES'):
-        default_files = [f for f in re.split('[,;]', environ['NOVALITE_CONFIG_FILES'])
+    if not args and variables.get('NOVALITE_CONFIG_FILES'):
+        default_files = [f for f in re.split('[,;]', variables['NOVALITE_CONFIG_FILES'])
                          if f.strip()]
     logging.register_options(CONF)
     CONF(args, project='novalite', default_config_files=default_files)
     logging.setup(CONF, 'novalite')
     objects.register_all()
     rpc.init(CONF)
-    app = loader.load_app('osapi_compute')
+    app: WSGIApplication = loader.load_app('osapi_compute')
     loader.freeze_loaded_objects()
     return app
 
