@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test suite: lint (ruff), unit and functional tests, then the devstack-style tests.
+# The test suite: lint (ruff), the type checker (mypy over novalite/), unit and functional
+# tests, then the devstack-style tests.
 # Extra arguments go to pytest. Needs tools/setup.sh first. MariaDB (127.0.0.1:3306, root)
 # and PostgreSQL (127.0.0.1:5432, postgres, trust) must be running for the migration and
 # devstack tests, RabbitMQ (127.0.0.1:5672, guest, rabbitmqctl on PATH) for the devstack
@@ -7,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/ruff check novalite tests
+.venv/bin/mypy
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/functional "$@"
 if [ -z "${NOVALITE_SKIP_DEVSTACK:-}" ]; then
     .venv/bin/python -m pytest -q -p no:cacheprovider tests/devstack "$@"
