@@ -44,7 +44,7 @@ MAX_REQUESTS = 25
 # Seconds stop() waits for the requests in progress.
 DRAIN_TIMEOUT = 30.0
 _FOREVER = 10 ** 8
-NO_BODY_LIMIT = 1 << 30  # waitress's default
+NO_BODY_LIMIT = 1 << 62  # none: waitress's default (1 GiB) refused a raw 1 GiB snapshot
 _SERVER_FAULT = ('The server has either erred or is incapable of performing the '
                  'requested operation.')
 _SHORT_BODY = 'The request body ended before its Content-Length.'
