@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from oslo_config import cfg
+from oslo_log import log as logging
 from waitress import channel, server, task, utilities, wasyncore
 from waitress.adjustments import Adjustments
 
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication, WSGIEnvironment
     from waitress.parser import HTTPRequestParser
 
+LOG = logging.getLogger(__name__)
+
 # A kept connection stays with the worker process that accepted it. Closing it after
 # this many requests lets the client's next connection go to whichever worker accepts
 # first, i.e. the least busy one: without a limit, one of two workers did 71 % of a
@@ -44,6 +47,9 @@ MAX_REQUESTS = 25
 # Seconds stop() waits for the requests in progress.
 DRAIN_TIMEOUT = 30.0
 _FOREVER = 10 ** 8
+# Seconds stop() waits for waitress's loop to end after closing everything (its poll
+# wakes at least every asyncore_loop_timeout, 1 s).
+LOOP_END_TIMEOUT = 5.0
 NO_BODY_LIMIT = 1 << 62  # none: waitress's default (1 GiB) refused a raw 1 GiB snapshot
 _SERVER_FAULT = ('The server has either erred or is incapable of performing the '
                  'requested operation.')
@@ -183,8 +189,17 @@ class _Server(server.TcpWSGIServer):
 
 def _in_loop(srv: _Server, thunk: Callable[[], None]) -> None:
     """Run ``thunk`` in waitress's loop thread, as everything that touches its
-    connections (its trigger wakes the loop and runs the thunk)."""
-    srv.trigger.pull_trigger(thunk)  # type: ignore[attr-defined]  # the stub says an int
+    connections (its trigger wakes the loop and runs the thunk).
+
+    When the trigger's pipe is no longer there to write to (seen once in a full test
+    run, a server's stop finding its descriptor closed), the thunk runs on this thread:
+    every thunk here is safe to run twice, should the loop still run it later."""
+    try:
+        srv.trigger.pull_trigger(thunk)  # type: ignore[attr-defined]  # the stub: an int
+    except OSError as exc:
+        LOG.warning('Could not wake the HTTP server loop (%s); acting from this thread',
+                    exc)
+        thunk()
 
 
 def _listen(host: str, port: int, backlog: int) -> socket.socket:
@@ -249,6 +264,10 @@ class Server:
         srv.task_dispatcher.shutdown(timeout=max(int(deadline - time.monotonic()), 1))
         self._wait_idle(max(deadline, time.monotonic() + 0.5))
         _in_loop(srv, lambda: srv.close_all(self._map))
+        # The loop ends once its map is empty: wait for it, so nothing of this server
+        # is still closing when the caller goes on.
+        if self._thread is not None:
+            self._thread.join(LOOP_END_TIMEOUT)
 
     def _close_idle(self) -> None:
         assert self._server is not None
