@@ -89,6 +89,50 @@ class InvalidBDM(Invalid):
     msg_fmt = 'Block Device Mapping is Invalid.'
 
 
+class InvalidBDMFormat(InvalidBDM):
+    msg_fmt = 'Block Device Mapping is Invalid: %(details)s'
+
+
+class InvalidBDMBootSequence(InvalidBDM):
+    msg_fmt = 'Block Device Mapping is Invalid: Boot sequence for the instance and ' \
+              'image/block device mapping combination is not valid.'
+
+
+class InvalidBDMVolume(InvalidBDM):
+    msg_fmt = 'Block Device Mapping is Invalid: failed to get volume %(id)s.'
+
+
+class InvalidBDMSnapshot(InvalidBDM):
+    msg_fmt = 'Block Device Mapping is Invalid: failed to get snapshot %(id)s.'
+
+
+class InvalidBDMImage(InvalidBDM):
+    msg_fmt = 'Block Device Mapping is Invalid: failed to get image %(id)s.'
+
+
+class InvalidBDMVolumeNotBootable(InvalidBDM):
+    msg_fmt = 'Block Device %(id)s is not bootable.'
+
+
+class VolumeSmallerThanMinDisk(InvalidBDM):
+    msg_fmt = 'Volume is smaller than the minimum size specified in image metadata. ' \
+              'Volume size is %(volume_size)i bytes, minimum size is %(image_min_disk)i bytes.'
+
+
+class InvalidVolume(Invalid):
+    msg_fmt = 'Invalid volume: %(reason)s'
+
+
+class MismatchVolumeAZException(Invalid):
+    msg_fmt = 'The availability zone of the volume and of the instance differ: %(reason)s'
+    code = 400
+
+
+class VolumeBDMIsMultiAttach(Invalid):
+    msg_fmt = 'Block Device Mapping %(volume_id)s is a multi-attach volume and is not ' \
+              'valid for this operation.'
+
+
 class NotAuthorized(NovaliteException):
     msg_fmt = 'Not authorized.'
     code = 403
@@ -304,6 +348,65 @@ class GlanceConnectionFailed(NovaliteException):
 class NeutronConnectionFailed(NovaliteException):
     msg_fmt = 'Could not reach the network service (Neutron) at %(server)s: %(reason)s'
     code = 503
+
+
+class CinderConnectionFailed(NovaliteException):
+    msg_fmt = 'Could not reach the volume service (Cinder) at %(server)s: %(reason)s'
+    code = 503
+
+
+class CinderAPIVersionNotAvailable(NovaliteException):
+    msg_fmt = 'The volume service (Cinder) does not offer API version %(version)s.'
+
+
+class VolumeNotFound(NotFound):
+    msg_fmt = 'Volume %(volume_id)s could not be found.'
+
+
+class SnapshotNotFound(NotFound):
+    msg_fmt = 'Snapshot %(snapshot_id)s could not be found.'
+
+
+class VolumeAttachmentNotFound(NotFound):
+    msg_fmt = 'Volume attachment %(attachment_id)s could not be found.'
+
+
+class VolumeBDMNotFound(NotFound):
+    msg_fmt = 'No volume Block Device Mapping with id %(volume_id)s.'
+
+
+class VolumeBDMPathNotFound(VolumeBDMNotFound):
+    msg_fmt = 'No volume Block Device Mapping at path: %(path)s'
+
+
+class VolumeNotCreated(NovaliteException):
+    msg_fmt = 'Volume %(volume_id)s did not finish being created even after we waited ' \
+              '%(seconds)s seconds or %(attempts)s attempts. And its status is ' \
+              '%(volume_status)s.'
+
+
+class VolumeAttachFailed(NovaliteException):
+    msg_fmt = 'Volume %(volume_id)s could not be attached. Reason: %(reason)s'
+
+
+class VolumeDetachFailed(NovaliteException):
+    msg_fmt = 'Volume %(volume_id)s could not be detached. Reason: %(reason)s'
+
+
+class DeviceDetachFailed(NovaliteException):
+    msg_fmt = 'Device detach failed for %(device)s: %(reason)s'
+
+
+class VolumeOverQuota(NovaliteException):
+    msg_fmt = 'The volume service (Cinder) refused: quota exceeded: %(reason)s'
+    code = 403
+
+
+class VolumeError(NovaliteException):
+    """Cinder answered with an error the caller did not expect."""
+
+    msg_fmt = 'The volume service (Cinder) answered %(status)s to %(method)s %(path)s: ' \
+              '%(detail)s'
 
 
 class NetworkNotFound(NotFound):
