@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 # runs its own Open vSwitch and OVN daemons (own run folders and sockets), and a
 # system-wide ovn-controller would make a br-int of its own.
 OVS_SERVICES="ovn-host ovn-controller ovn-central ovn-northd ovn-ovsdb-server-nb ovn-ovsdb-server-sb openvswitch-switch ovs-vswitchd ovsdb-server"
+# Likewise the Ceph clusters of the volume tests run their own mon, mgr and OSD (own
+# folders and ports): none of the packages' own.
+CEPH_SERVICES="ceph ceph.target ceph-mon.target ceph-mgr.target ceph-osd.target ceph-crash"
 
 stop_service() {
     if [ -d /run/systemd/system ]; then
@@ -28,8 +31,22 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
             openvswitch-switch ovn-central ovn-host isc-dhcp-client; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
-    if [ -n "$need" ]; then
+    # ceph-*, python3-rados/rbd: the one-node Ceph cluster under the real Cinder (RBD),
+    # and Debian's librados/librbd bindings for cinder-volume; qemu-block-extra: QEMU's
+    # rbd driver, so guests open Cinder's volumes. Without their recommends (the mgr's
+    # dashboard and the like: hundreds of MB the clusters here never use).
+    ceph_need=""
+    for pkg in ceph-mon ceph-mgr ceph-osd ceph-common python3-rados python3-rbd qemu-block-extra; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || ceph_need="$ceph_need $pkg"
+    done
+    if [ -n "$need$ceph_need" ]; then
         apt-get update -qq
+    fi
+    if [ -n "$ceph_need" ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $ceph_need >/dev/null
+        for svc in $CEPH_SERVICES; do stop_service "$svc"; done
+    fi
+    if [ -n "$need" ]; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
         case " $need " in
             *" openvswitch-switch "*|*" ovn-central "*|*" ovn-host "*)
@@ -64,3 +81,22 @@ echo "Keystone in $(pwd)/.venv-keystone"
 .venv-neutron/bin/pip install -q --upgrade pip >/dev/null
 .venv-neutron/bin/pip install -q -c neutron-constraints.txt neutron gunicorn pymysql
 echo "Neutron in $(pwd)/.venv-neutron"
+
+# The real Cinder (RBD driver on a one-node Ceph), for the devstack-style stack with
+# volumes and novalite-all --volumes, in a virtualenv of its own like Glance. Its RBD
+# driver imports Debian's rados and rbd modules, which pyenv's python3 does not see
+# (--system-site-packages reaches only its own site): they are built for CPython 3.11,
+# so linking them into the venv is enough.
+[ -x .venv-cinder/bin/python ] || "$PY" -m venv .venv-cinder
+.venv-cinder/bin/pip install -q --upgrade pip >/dev/null
+.venv-cinder/bin/pip install -q -c cinder-constraints.txt cinder gunicorn pymysql python-openstackclient
+site=$(.venv-cinder/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+tag=$(.venv-cinder/bin/python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+for module in rados rbd; do
+    if [ -e "/usr/lib/python3/dist-packages/$module$tag" ]; then
+        ln -sf "/usr/lib/python3/dist-packages/$module$tag" "$site/"
+    else
+        echo "warning: Debian's $module module for $tag not found (python3-$module): Cinder's RBD driver will not load" >&2
+    fi
+done
+echo "Cinder in $(pwd)/.venv-cinder"
