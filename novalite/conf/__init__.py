@@ -10,6 +10,7 @@ from oslo_service import opts as service_opts
 
 from novalite.conf import (
     api,
+    cinder,
     compute,
     conductor,
     database,
@@ -22,6 +23,7 @@ from novalite.conf import (
     placement,
     quota,
     scheduler,
+    service_user,
     shelve,
     usage_audit,
     workarounds,
@@ -32,7 +34,7 @@ CONF = cfg.CONF
 
 _MODULES = (default, api, database, scheduler, placement, glance, compute, libvirt,
             conductor, quota, fake, workarounds, shelve,
-            migrate, neutron, usage_audit, wsgi)
+            migrate, neutron, usage_audit, wsgi, cinder, service_user)
 
 for _mod in _MODULES:
     _mod.register_opts(CONF)

@@ -1,0 +1,1 @@
+"""The Block Storage service (Cinder) as compute sees it: ``cinder.API``."""
