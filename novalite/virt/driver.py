@@ -24,13 +24,41 @@ if TYPE_CHECKING:
 EventListener = Callable[[str, str], None]
 
 
+# Cinder's connection info of an attachment (``driver_volume_type``, ``data`` as the
+# backend sends them) plus ``serial``, the volume's id, which the compute manager adds.
+# JSON from another service: its values are whatever the backend put there.
+ConnectionInfo = dict[str, Any]
+
+
+class VolumeMapping(TypedDict, total=False):
+    """One volume of an instance, as the compute manager hands it to a driver (Nova's
+    DriverVolumeBlockDevice, flattened)."""
+    connection_info: ConnectionInfo
+    mount_device: str | None
+    boot_index: int | None
+    disk_bus: str | None
+    device_type: str | None
+    delete_on_termination: bool
+    attachment_id: str
+    volume_id: str
+
+
 class BlockDeviceInfo(TypedDict, total=False):
-    """What Nova hands a driver about an instance's block devices. novalite attaches no
-    volumes, so the manager passes None; the shape is kept for drivers ported from Nova."""
+    """What the compute manager hands a driver about an instance's block devices, or
+    None for an instance without volumes.
+
+    ``block_device_mapping`` lists its attached volumes; the one with ``boot_index`` 0
+    is the root disk: the instance boots from that volume, and the driver makes no disk
+    from the image (``image_meta`` may still be given, for its properties). A driver
+    never copies a volume's data to the host, and ``destroy`` leaves volumes alone
+    (detaching them from Cinder is the manager's). ``root_device_name`` is the root's
+    device (``/dev/vda``). ``ephemerals`` and ``swap`` are kept for drivers ported from
+    Nova; novalite's come from the flavor.
+    """
     root_device_name: str | None
     swap: dict[str, object] | None
     ephemerals: list[dict[str, object]]
-    block_device_mapping: list[dict[str, object]]
+    block_device_mapping: list[VolumeMapping]
 
 
 class UpdateTaskState(Protocol):
@@ -336,6 +364,52 @@ class ComputeDriver:
 
         :raises NotImplementedError: the driver cannot.
         :raises NovaliteException: the NIC could not be removed.
+        """
+        raise NotImplementedError()
+
+    # -- volumes ----------------------------------------------------------------------------
+
+    def get_volume_connector(self, instance: objects.Instance) -> dict[str, Any]:
+        """What this host tells Cinder to get a volume's connection info (os-brick's
+        connector properties): at least ``host``, ``ip``, ``platform``, ``os_type`` and
+        ``multipath``.
+
+        :raises NotImplementedError: the driver attaches no volumes
+        """
+        raise NotImplementedError()
+
+    def attach_volume(self, context: RequestContext, connection_info: ConnectionInfo,
+                      instance: objects.Instance, mountpoint: str,
+                      disk_bus: str | None = None, device_type: str | None = None,
+                      encryption: dict[str, Any] | None = None) -> None:
+        """Add the volume as a disk at ``mountpoint`` (``/dev/vdb``): to the running
+        guest and to its definition, or to the definition only when it is stopped.
+
+        :raises VolumeAttachFailed: the hypervisor refused it or cannot open this kind
+            of volume; the guest has no new disk
+        :raises NotImplementedError: the driver attaches no volumes
+        """
+        raise NotImplementedError()
+
+    def detach_volume(self, context: RequestContext, connection_info: ConnectionInfo,
+                      instance: objects.Instance, mountpoint: str,
+                      encryption: dict[str, Any] | None = None) -> None:
+        """Remove the volume's disk from the guest and its definition. A disk the guest
+        no longer has, or a guest that is gone, counts as detached.
+
+        :raises DeviceDetachFailed: the running guest did not release the disk in time
+        :raises NotImplementedError: the driver attaches no volumes
+        """
+        raise NotImplementedError()
+
+    def swap_volume(self, context: RequestContext, old_connection_info: ConnectionInfo,
+                    new_connection_info: ConnectionInfo, instance: objects.Instance,
+                    mountpoint: str, resize_to: int) -> None:
+        """Replace the disk at ``mountpoint`` by the new volume, its data copied while
+        the guest runs (Cinder's volume migration and retype).
+
+        :param resize_to: the new volume's size in GiB if bigger, else 0
+        :raises NotImplementedError: the driver cannot swap volumes
         """
         raise NotImplementedError()
 

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import struct
+import sys
 import tempfile
 import threading
 import time
 from typing import TYPE_CHECKING, Any
+
+from oslo_log import log as logging
 
 from novalite import exception, objects
 from novalite.compute import power_state, task_states
@@ -16,6 +20,8 @@ from novalite.context import RequestContext
 from novalite.image import glance
 from novalite.network.model import VIF, NetworkInfo
 from novalite.virt import diagnostics, driver, hardware
+
+LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from novalite.compute.instance_events import ComputeVirtAPI
@@ -57,7 +63,10 @@ class FakeDriver(driver.ComputeDriver):
 
     ``[fake_driver] fail_spawn_on_hosts`` makes spawn fail on the named hosts, so tests
     can exercise reschedules. Power operations only change the recorded state; a test
-    that needs one to fail replaces the method on its driver.
+    that needs one to fail replaces the method on its driver. Volumes are recorded per
+    guest (mountpoint -> connection info, see ``volumes``); the volume ids in
+    ``fail_attach_volume_ids`` and ``fail_detach_volume_ids`` make attach_volume and
+    detach_volume fail as a hypervisor would.
     """
 
     capabilities = dict(driver.ComputeDriver.capabilities, supports_reboot=True,
@@ -72,6 +81,9 @@ class FakeDriver(driver.ComputeDriver):
         self._host: str | None = None
         # Images pre-cached by request (cache_image).
         self.cached_images: set[str] = set()
+        # Fault injection: volumes whose attach (detach) fails.
+        self.fail_attach_volume_ids: set[str] = set()
+        self.fail_detach_volume_ids: set[str] = set()
 
     def init_host(self, host: str) -> None:
         self._host = host
@@ -124,12 +136,15 @@ class FakeDriver(driver.ComputeDriver):
         if CONF.fake_driver.spawn_seconds:
             time.sleep(CONF.fake_driver.spawn_seconds)
         flavor = instance.flavor
+        # A guest that boots from a volume has no local root disk.
+        root_gb = 0 if _boots_from_volume(block_device_info) else flavor.root_gb
         with self._lock:
             self._instances[instance.uuid] = {
                 'state': power_state.RUNNING, 'vcpus': flavor.vcpus,
                 'memory_mb': flavor.memory_mb,
-                'disk_gb': flavor.root_gb + flavor.ephemeral_gb,
-                'interfaces': [vif['id'] for vif in network_info or []]}
+                'disk_gb': root_gb + flavor.ephemeral_gb,
+                'interfaces': [vif['id'] for vif in network_info or []],
+                'volumes': _mapped_volumes(block_device_info)}
 
     def destroy(self, context: RequestContext, instance: objects.Instance,
                 network_info: NetworkInfo | None = None,
@@ -231,20 +246,25 @@ class FakeDriver(driver.ComputeDriver):
         self._set_state(instance, power_state.SHUTDOWN)
         return {'source_host': self._host}
 
-    def _put(self, instance: objects.Instance, running: bool) -> None:
+    def _put(self, instance: objects.Instance, running: bool,
+             block_device_info: driver.BlockDeviceInfo | None) -> None:
         flavor = instance.flavor
+        root_gb = 0 if _boots_from_volume(block_device_info) else flavor.root_gb
         with self._lock:
+            old = self._instances.get(instance.uuid, {})
             self._instances[instance.uuid] = {
                 'state': power_state.RUNNING if running else power_state.SHUTDOWN,
                 'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
-                'disk_gb': flavor.root_gb + flavor.ephemeral_gb}
+                'disk_gb': root_gb + flavor.ephemeral_gb,
+                'interfaces': old.get('interfaces', []),
+                'volumes': _mapped_volumes(block_device_info) or old.get('volumes', {})}
 
     def finish_migration(self, context: RequestContext, migration: objects.Migration,
                          instance: objects.Instance, disk_info: dict, network_info: NetworkInfo,
                          image_meta: objects.ImageMeta | None, resize_instance: bool,
                          allocations: dict, block_device_info: driver.BlockDeviceInfo | None = None,
                          power_on: bool = True) -> None:
-        self._put(instance, power_on)
+        self._put(instance, power_on, block_device_info)
 
     def confirm_migration(self, context: RequestContext, migration: objects.Migration,
                           instance: objects.Instance,
@@ -257,7 +277,7 @@ class FakeDriver(driver.ComputeDriver):
                                 network_info: NetworkInfo, migration: objects.Migration,
                                 block_device_info: driver.BlockDeviceInfo | None = None,
                                 power_on: bool = True) -> None:
-        self._put(instance, power_on)
+        self._put(instance, power_on, block_device_info)
 
     # -- in-place actions ------------------------------------------------------------------
 
@@ -332,3 +352,85 @@ class FakeDriver(driver.ComputeDriver):
         """The port ids of the guest's NICs (for tests)."""
         with self._lock:
             return list(self._instances.get(instance.uuid, {}).get('interfaces', []))
+
+    # -- volumes: the guest's disks are its mountpoint -> connection info record --------
+
+    def get_volume_connector(self, instance: objects.Instance) -> dict[str, Any]:
+        """A fixed connector for this host, as Nova's fake driver gives (no os-brick)."""
+        return {'host': self._host or CONF.host, 'ip': CONF.my_ip, 'initiator': 'fake',
+                'platform': platform.machine(), 'os_type': sys.platform,
+                'multipath': False, 'do_local_attach': False}
+
+    def _guest(self, instance: objects.Instance) -> dict[str, Any]:
+        guest = self._instances.get(instance.uuid)
+        if guest is None:
+            raise exception.InstanceNotFound(instance_id=instance.uuid)
+        return guest
+
+    def attach_volume(self, context: RequestContext, connection_info: driver.ConnectionInfo,
+                      instance: objects.Instance, mountpoint: str,
+                      disk_bus: str | None = None, device_type: str | None = None,
+                      encryption: dict[str, Any] | None = None) -> None:
+        vol_id = _volume_id(connection_info)
+        with self._lock:
+            volumes = self._guest(instance).setdefault('volumes', {})
+            if vol_id in self.fail_attach_volume_ids:
+                raise exception.VolumeAttachFailed(
+                    volume_id=vol_id, reason='fake driver told to fail its attach')
+            present = volumes.get(mountpoint)
+            if present is not None and _volume_id(present) != vol_id:
+                raise exception.VolumeAttachFailed(
+                    volume_id=vol_id, reason='the guest already has volume %s at %s'
+                    % (_volume_id(present), mountpoint))
+            volumes[mountpoint] = connection_info
+
+    def detach_volume(self, context: RequestContext, connection_info: driver.ConnectionInfo,
+                      instance: objects.Instance, mountpoint: str,
+                      encryption: dict[str, Any] | None = None) -> None:
+        vol_id = _volume_id(connection_info)
+        with self._lock:
+            if vol_id in self.fail_detach_volume_ids:
+                raise exception.DeviceDetachFailed(
+                    device=mountpoint, reason='fake driver told to fail its detach')
+            guest = self._instances.get(instance.uuid)
+            if guest is None or guest.get('volumes', {}).pop(mountpoint, None) is None:
+                LOG.info('Fake guest %s has no volume at %s: detached already',
+                         instance.uuid, mountpoint)
+
+    def swap_volume(self, context: RequestContext, old_connection_info: driver.ConnectionInfo,
+                    new_connection_info: driver.ConnectionInfo, instance: objects.Instance,
+                    mountpoint: str, resize_to: int) -> None:
+        with self._lock:
+            volumes = self._guest(instance).setdefault('volumes', {})
+            if mountpoint not in volumes:
+                raise exception.VolumeBDMPathNotFound(path=mountpoint)
+            volumes[mountpoint] = new_connection_info
+
+    def volumes(self, instance_uuid: str) -> dict[str, driver.ConnectionInfo]:
+        """The guest's volumes, mountpoint -> connection info (for tests)."""
+        with self._lock:
+            return dict(self._instances.get(instance_uuid, {}).get('volumes', {}))
+
+
+def _volume_id(connection_info: driver.ConnectionInfo) -> str:
+    data = connection_info.get('data') or {}
+    return connection_info.get('serial') or data.get('volume_id') or ''
+
+
+def _boots_from_volume(block_device_info: driver.BlockDeviceInfo | None) -> bool:
+    return any(bdm.get('boot_index') == 0
+               for bdm in (block_device_info or {}).get('block_device_mapping') or [])
+
+
+def _mapped_volumes(block_device_info: driver.BlockDeviceInfo | None
+                    ) -> dict[str, driver.ConnectionInfo]:
+    """mountpoint -> connection info of the mapped volumes (the root at the root
+    device name when its mapping names none)."""
+    info = block_device_info or {}
+    root = info.get('root_device_name') or '/dev/vda'
+    volumes = {}
+    for bdm in info.get('block_device_mapping') or []:
+        mountpoint = bdm.get('mount_device') or (root if bdm.get('boot_index') == 0 else None)
+        if mountpoint:
+            volumes[mountpoint] = bdm['connection_info']
+    return volumes
