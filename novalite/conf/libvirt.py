@@ -35,12 +35,35 @@ opts = [
                     'falls back to a hard reboot.'),
 ]
 
+# Volumes (Cinder): as Nova's options of the same names.
+volume_opts = [
+    cfg.StrOpt('rbd_user',
+               help='The Ceph user (without "client.") that guests open RBD volumes as, '
+                    'when the volume\'s connection info names none (Cinder without '
+                    'rbd_user, or with cephx authentication but no rbd_secret_uuid). '
+                    'What Cinder sends takes precedence.'),
+    cfg.StrOpt('rbd_secret_uuid',
+               help='UUID of the libvirt secret (usage type ceph) holding the key of '
+                    'rbd_user, for the same cases as rbd_user. The deployer defines the '
+                    'secret on each compute host (virsh secret-define and '
+                    'secret-set-value), as for Nova.'),
+    cfg.BoolOpt('volume_use_multipath', default=False,
+                help='Whether the host\'s volume connector asks Cinder for multipath '
+                     'connections (iSCSI and FC backends; RBD has no paths).'),
+    cfg.IntOpt('device_detach_attempts', default=8, min=1,
+               help='How many times a volume\'s disk is asked to leave a running guest '
+                    'before the detach fails (DeviceDetachFailed).'),
+    cfg.IntOpt('device_detach_timeout', default=20, min=0,
+               help='Seconds each request waits for the guest to release the disk '
+                    '(libvirt\'s device-removed event) before asking again.'),
+]
+
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(default_opts)
     conf.register_group(libvirt_group)
-    conf.register_opts(opts, group=libvirt_group)
+    conf.register_opts(opts + volume_opts, group=libvirt_group)
 
 
 def list_opts() -> dict:
-    return {'DEFAULT': default_opts, libvirt_group: opts}
+    return {'DEFAULT': default_opts, libvirt_group: opts + volume_opts}

@@ -23,11 +23,38 @@ def _q(tag: str) -> str:
 
 
 @dataclasses.dataclass
+class NetworkSource:
+    """Where a network disk lives (a Cinder RBD volume): QEMU opens it itself (librbd),
+    with the monitors given here and the key of the libvirt secret ``secret_uuid``, so
+    the host needs no ceph.conf, keyring or kernel client."""
+
+    protocol: str
+    name: str
+    hosts: list[str] = dataclasses.field(default_factory=list)
+    ports: list[str] = dataclasses.field(default_factory=list)
+    auth_username: str | None = None
+    secret_type: str | None = None
+    secret_uuid: str | None = None
+
+
+@dataclasses.dataclass
 class GuestDisk:
+    """A disk of the domain: a file of the instance directory (``path``), or a volume
+    (``network`` set, ``path`` empty). ``serial`` is what the guest reads as the disk's
+    serial number (a volume's id); ``alias`` a user alias (``ua-...``) that libvirt's
+    device events name the disk by."""
+
     path: str
     format: str
     target_dev: str
     bus: str = 'virtio'
+    network: NetworkSource | None = None
+    device: str = 'disk'
+    serial: str | None = None
+    cache: str | None = None
+    discard: str | None = None
+    readonly: bool = False
+    alias: str | None = None
 
 
 @dataclasses.dataclass
@@ -133,10 +160,35 @@ class GuestConfig:
 
     @staticmethod
     def _disk(disk: GuestDisk) -> ET.Element:
-        element = ET.Element('disk', type='file', device='disk')
-        ET.SubElement(element, 'driver', name='qemu', type=disk.format)
-        ET.SubElement(element, 'source', file=disk.path)
+        source = disk.network
+        element = ET.Element('disk', type='file' if source is None else 'network',
+                             device=disk.device)
+        driver = ET.SubElement(element, 'driver', name='qemu', type=disk.format)
+        if disk.cache:
+            driver.set('cache', disk.cache)
+        if disk.discard:
+            driver.set('discard', disk.discard)
+        if source is None:
+            ET.SubElement(element, 'source', file=disk.path)
+        else:
+            net = ET.SubElement(element, 'source', protocol=source.protocol,
+                                name=source.name)
+            for i, host in enumerate(source.hosts):
+                port = source.ports[i] if i < len(source.ports) else None
+                attrs = {'name': host} if port is None else {'name': host, 'port': str(port)}
+                ET.SubElement(net, 'host', attrs)
+            if source.auth_username:
+                auth = ET.SubElement(element, 'auth', username=source.auth_username)
+                if source.secret_uuid:
+                    ET.SubElement(auth, 'secret', type=source.secret_type or 'ceph',
+                                  uuid=source.secret_uuid)
         ET.SubElement(element, 'target', dev=disk.target_dev, bus=disk.bus)
+        if disk.readonly:
+            ET.SubElement(element, 'readonly')
+        if disk.serial:
+            ET.SubElement(element, 'serial').text = disk.serial
+        if disk.alias:
+            ET.SubElement(element, 'alias', name=disk.alias)
         return element
 
     @staticmethod
@@ -157,6 +209,12 @@ def interface_xml(interface: GuestInterface) -> str:
     """The ``<interface>`` element alone, as ``attachDeviceFlags`` and
     ``detachDeviceFlags`` take it (the same NIC the domain XML has)."""
     return ET.tostring(GuestConfig._interface(interface), encoding='unicode')
+
+
+def disk_xml(disk: GuestDisk) -> str:
+    """The ``<disk>`` element alone, as ``attachDeviceFlags`` takes it (the same disk
+    the domain XML has)."""
+    return ET.tostring(GuestConfig._disk(disk), encoding='unicode')
 
 
 def guest_config(instance: objects.Instance, virt_type: str, disks: list[GuestDisk],

@@ -26,7 +26,7 @@ from novalite.context import RequestContext
 from novalite.image import glance
 from novalite.network import model as network_model
 from novalite.virt import diagnostics, driver, hardware, imagecache
-from novalite.virt.libvirt import config, imagebackend
+from novalite.virt.libvirt import config, imagebackend, volume
 from novalite.virt.libvirt import guest as libvirt_guest
 from novalite.virt.libvirt import host as libvirt_host
 from novalite.virt.libvirt import vif as libvirt_vif
@@ -69,6 +69,7 @@ class LibvirtDriver(driver.ComputeDriver):
         self.image_cache = imagecache.ImageCache(self.instances_path, image_api)
         self.image_backend = imagebackend.Backend(CONF.libvirt.images_type, self.virt_type)
         self._nodename: str | None = None
+        self._service_host: str | None = None
         self._event_listener: driver.EventListener | None = None
         self.vif_plugger: libvirt_vif.Plugger = (
             vif_plugger if vif_plugger is not None else libvirt_vif)
@@ -90,6 +91,7 @@ class LibvirtDriver(driver.ComputeDriver):
         # Simulated hosts share the machine's hostname: name their node after the
         # service host, so that each is a provider of its own in Placement.
         self._nodename = host if self.host.is_test else self.host.hostname()
+        self._service_host = host
         LOG.info('libvirt driver on %s (%s), node %s, instances in %s', self.uri, hv_type,
                  self._nodename, self.instances_path)
         if not self.host.is_test:
@@ -180,7 +182,8 @@ class LibvirtDriver(driver.ComputeDriver):
               block_device_info: driver.BlockDeviceInfo | None = None) -> None:
         directory = self.instance_dir(instance)
         os.makedirs(directory, exist_ok=True)
-        disks, kernel, initrd = self._create_disks(context, instance, image_meta, directory)
+        disks, kernel, initrd = self._create_disks(context, instance, image_meta, directory,
+                                                   block_device_info)
         xml = config.guest_config(
             instance, self.virt_type, disks, os.path.join(directory, 'console.log'),
             image_meta=image_meta, kernel=kernel, initrd=initrd,
@@ -190,23 +193,34 @@ class LibvirtDriver(driver.ComputeDriver):
         LOG.info('Guest %s of instance %s is running', guest.name, instance.uuid)
 
     def _create_disks(self, context: RequestContext, instance: objects.Instance,
-                      image_meta: objects.ImageMeta | None,
-                      directory: str) -> tuple[list[config.GuestDisk], str | None, str | None]:
+                      image_meta: objects.ImageMeta | None, directory: str,
+                      block_device_info: driver.BlockDeviceInfo | None = None
+                      ) -> tuple[list[config.GuestDisk], str | None, str | None]:
+        """The local disks and the volumes' disks, the boot disk first: the root volume
+        of an instance that boots from one (no image disk is made), else the image's
+        copy at ``vda``; then the ephemeral disk at the first free name; then the other
+        volumes at their device names."""
         flavor = instance.flavor
+        volumes = volume.guest_disks(block_device_info)
         disks: list[config.GuestDisk] = []
-        if image_meta is not None and image_meta.obj_attr_is_set('id') and image_meta.id:
+        if volume.root_mapping(block_device_info) is not None:
+            disks.append(volumes.pop(0))
+        elif image_meta is not None and image_meta.obj_attr_is_set('id') and image_meta.id:
             base = self.image_cache.fetch(context, image_meta.id)
             root = self.image_backend.create_root(
                 base, image_meta.disk_format, os.path.join(directory, 'disk'),
                 flavor.root_gb)
+            disks.append(config.GuestDisk(root.path, root.format, 'vda'))
         else:
             root = self.image_backend.create_blank(os.path.join(directory, 'disk'),
                                                    flavor.root_gb)
-        disks.append(config.GuestDisk(root.path, root.format, 'vda'))
+            disks.append(config.GuestDisk(root.path, root.format, 'vda'))
         if flavor.ephemeral_gb:
             eph = self.image_backend.create_blank(os.path.join(directory, 'disk.eph0'),
                                                   flavor.ephemeral_gb)
-            disks.append(config.GuestDisk(eph.path, eph.format, 'vdb'))
+            disks.append(config.GuestDisk(eph.path, eph.format, volume.free_target(
+                volume.used_targets(disks + volumes))))
+        disks.extend(volumes)
         # AMI-style images boot a kernel and ramdisk of their own, named by properties.
         properties = (image_meta.properties or {}) if image_meta is not None else {}
         kernel = self._copy_image(context, properties.get('kernel_id'), directory, 'kernel')
@@ -233,6 +247,9 @@ class LibvirtDriver(driver.ComputeDriver):
                 network_info: network_model.NetworkInfo | None = None,
                 block_device_info: driver.BlockDeviceInfo | None = None,
                 destroy_disks: bool = True) -> None:
+        """Stop and undefine the domain, unplug its VIFs, remove its directory. Its
+        volumes are network disks QEMU opened: nothing of them is on this host, and
+        their Cinder attachments are the manager's to delete."""
         try:
             guest = self.host.get_guest(instance.uuid)
         except exception.InstanceNotFound:
@@ -528,7 +545,9 @@ class LibvirtDriver(driver.ComputeDriver):
         """Stop the guest and set its directory aside as ``<dir>_resize``; the domain
         stays defined (stopped) here until the resize is confirmed or reverted."""
         from novalite.virt.libvirt import migration
-        migration.check_disks_fit(instance, flavor)
+        migration.check_disks_fit(
+            instance, flavor,
+            volume_backed=volume.root_mapping(block_device_info) is not None)
         guest = self.host.get_guest(instance.uuid)
         if not (timeout and self._clean_shutdown(guest, timeout)):
             guest.poweroff()
@@ -593,6 +612,38 @@ class LibvirtDriver(driver.ComputeDriver):
                   else 'novalite does not drive libvirt live migration yet')
         raise exception.MigrationPreCheckError(reason=reason)
 
+
+    # -- volumes (see virt/libvirt/volume.py) ---------------------------------------------
+
+    def get_volume_connector(self, instance: objects.Instance) -> dict[str, Any]:
+        """os-brick's connector properties of this host (read once per process)."""
+        return volume.connector_properties(self._service_host or CONF.host)
+
+    def attach_volume(self, context: RequestContext, connection_info: driver.ConnectionInfo,
+                      instance: objects.Instance, mountpoint: str,
+                      disk_bus: str | None = None, device_type: str | None = None,
+                      encryption: dict[str, Any] | None = None) -> None:
+        if encryption:
+            raise exception.VolumeAttachFailed(
+                volume_id=volume.volume_id(connection_info),
+                reason='encrypted volumes are not supported by novalite')
+        volume.attach(self.host, instance, connection_info, mountpoint, disk_bus,
+                      device_type)
+
+    def detach_volume(self, context: RequestContext, connection_info: driver.ConnectionInfo,
+                      instance: objects.Instance, mountpoint: str,
+                      encryption: dict[str, Any] | None = None) -> None:
+        volume.detach(self.host, instance, connection_info, mountpoint)
+
+    def swap_volume(self, context: RequestContext, old_connection_info: driver.ConnectionInfo,
+                    new_connection_info: driver.ConnectionInfo, instance: objects.Instance,
+                    mountpoint: str, resize_to: int) -> None:
+        """Not done: swapping copies the disk with libvirt's block copy to the new
+        volume while the domain is made transient, which novalite does not drive (and
+        the test driver cannot do)."""
+        raise NotImplementedError(
+            "swap_volume (blockcopy between RBD volumes) is not supported by novalite's "
+            'libvirt driver')
 
     # -- in-place actions (rescue, password, crash dump) ---------------------------------
 

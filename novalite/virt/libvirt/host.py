@@ -32,6 +32,24 @@ EVENT_SUSPENDED = 'suspended'
 
 EventHandler = Callable[[str, str], None]
 
+
+class DeviceRemoval:
+    """A device removal the driver waits for: libvirt reports the guest released the
+    device (``removed``) or refused (``failed``), by the device's alias."""
+
+    def __init__(self, instance_uuid: str, alias: str) -> None:
+        self.key = (instance_uuid, alias)
+        self.failed = False
+        self._done = threading.Event()
+
+    def set(self, failed: bool) -> None:
+        self.failed = failed
+        self._done.set()
+
+    def wait(self, timeout: float) -> bool:
+        """True once libvirt reported the outcome, False after ``timeout`` seconds."""
+        return self._done.wait(timeout)
+
 _loop_lock = threading.Lock()
 _loop_thread: threading.Thread | None = None
 
@@ -92,7 +110,9 @@ class Host:
         self.uri = uri
         self._event_handler = event_handler
         self._conn: libvirt.virConnect | None = None
-        self._callback_id: int | None = None
+        self._callback_ids: list[int] = []
+        self._removals: dict[tuple[str, str], DeviceRemoval] = {}
+        self._removals_lock = threading.Lock()
         self._lock = threading.RLock()
         self._events: queue.Queue = queue.Queue()
         self._dispatcher: threading.Thread | None = None
@@ -139,8 +159,16 @@ class Host:
         except libvirt.libvirtError as exc:
             raise exception.HypervisorUnavailable(host=self.uri, reason=exc.get_error_message()) \
                 from exc
-        self._callback_id = conn.domainEventRegisterAny(
-            None, libvirt.VIR_DOMAIN_EVENT_ID_LIFECYCLE, self._on_lifecycle, None)
+        self._callback_ids = [conn.domainEventRegisterAny(
+            None, libvirt.VIR_DOMAIN_EVENT_ID_LIFECYCLE, self._on_lifecycle, None)]
+        for event_id, failed in ((libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED, False),
+                                 (libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_REMOVAL_FAILED, True)):
+            try:
+                self._callback_ids.append(conn.domainEventRegisterAny(
+                    None, event_id, self._on_device_removal, failed))
+            except libvirt.libvirtError:
+                LOG.debug('%s sends no device removal events (%s); a detach is checked '
+                          'in the domain XML', self.uri, event_id)
         try:
             conn.registerCloseCallback(self._on_close, None)
         except libvirt.libvirtError:
@@ -155,8 +183,9 @@ class Host:
             conn, self._conn = self._conn, None
             if conn is not None:
                 try:
-                    if self._callback_id is not None:
-                        conn.domainEventDeregisterAny(self._callback_id)
+                    for callback_id in self._callback_ids:
+                        conn.domainEventDeregisterAny(callback_id)
+                    self._callback_ids = []
                     conn.close()
                 except libvirt.libvirtError:
                     LOG.debug('Error closing %s', self.uri, exc_info=True)
@@ -172,6 +201,29 @@ class Host:
         name = lifecycle_event(event, detail)
         if name is not None:
             self._events.put((domain.UUIDString(), name))
+
+    def _on_device_removal(self, _conn: libvirt.virConnect, domain: libvirt.virDomain,
+                           alias: str, failed: bool) -> None:
+        with self._removals_lock:
+            waiter = self._removals.get((domain.UUIDString(), alias))
+        if waiter is not None:
+            waiter.set(failed)
+        else:
+            LOG.debug('Device %s of %s: removal %s, not awaited', alias,
+                      domain.UUIDString(), 'failed' if failed else 'done')
+
+    def expect_device_removal(self, instance_uuid: str, alias: str) -> DeviceRemoval:
+        """Register for the removal event of the device ``alias``; before the detach
+        request, so a fast guest's event is not missed. ``forget_device_removal`` after."""
+        waiter = DeviceRemoval(instance_uuid, alias)
+        with self._removals_lock:
+            self._removals[waiter.key] = waiter
+        return waiter
+
+    def forget_device_removal(self, waiter: DeviceRemoval) -> None:
+        with self._removals_lock:
+            if self._removals.get(waiter.key) is waiter:
+                del self._removals[waiter.key]
 
     def _on_close(self, _conn: libvirt.virConnect, reason: int, _opaque: object) -> None:
         LOG.warning('libvirt closed the connection to %s (reason %s)', self.uri, reason)

@@ -33,10 +33,14 @@ def resize_dir(instance_dir: str) -> str:
     return instance_dir.rstrip('/') + RESIZE_SUFFIX
 
 
-def check_disks_fit(instance: objects.Instance, flavor: objects.Flavor) -> None:
+def check_disks_fit(instance: objects.Instance, flavor: objects.Flavor,
+                    volume_backed: bool = False) -> None:
     """:raises CannotResizeDisk: a disk of the new flavor is smaller (libvirt cannot
-    shrink a disk safely)"""
-    for _name, field in _DISK_SIZES:
+    shrink a disk safely); the root of an instance that boots from a volume is not
+    on this host, and its size not the flavor's"""
+    for name, field in _DISK_SIZES:
+        if volume_backed and name == 'disk':
+            continue
         if getattr(flavor, field) < getattr(instance.flavor, field):
             raise exception.CannotResizeDisk(reason='Unable to resize disk down.')
 

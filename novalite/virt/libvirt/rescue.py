@@ -32,6 +32,9 @@ def root_disk(xml: str, instance_uuid: str) -> config.GuestDisk:
     """The first disk of a domain definition (its boot disk)."""
     for disk in ET.fromstring(xml).iter('disk'):
         source, driver = disk.find('source'), disk.find('driver')
+        if disk.get('device', 'disk') == 'disk' and disk.get('type') == 'network':
+            raise exception.InstanceNotRescuable(
+                instance_id=instance_uuid, reason='it boots from a volume')
         if disk.get('device', 'disk') == 'disk' and source is not None:
             fmt = driver.get('type', 'raw') if driver is not None else 'raw'
             return config.GuestDisk(source.get('file', ''), fmt, 'vdb')
