@@ -87,7 +87,7 @@ def _session() -> ks_session.Session:
         with _LOCK:
             if _SESSION is None:
                 if CONF.cinder.debug:
-                    LOG.logger.setLevel(logging.DEBUG)
+                    logging.getLogger('novalite.volume').logger.setLevel(logging.DEBUG)
                 _SESSION = ks_loading.load_session_from_conf_options(CONF, 'cinder')
     return _SESSION
 
@@ -267,7 +267,10 @@ def _error(resp: requests.Response, method: str, path: str,
     if status == 404:
         return not_found if not_found is not None else exception.NotFound(detail)
     if status == 400:
-        return bad_request(reason=detail)
+        # Cinder's message often starts as ours does ("Invalid volume: ..."): once is enough.
+        prefix = bad_request.msg_fmt.split('%(')[0]
+        return bad_request(reason=detail[len(prefix):] if prefix and
+                           detail.startswith(prefix) else detail)
     return exception.VolumeError(status=status, method=method, path=path, detail=detail)
 
 

@@ -66,6 +66,7 @@ def test_a_400_is_invalid_with_cinders_message(api: cinder_api.API) -> None:
     with pytest.raises(exception.InvalidVolume, match='Unable to detach volume') as caught:
         api.begin_detaching(user(), volume_id)
     assert caught.value.code == 400
+    assert str(caught.value).count('Invalid volume:') == 1
     with pytest.raises(exception.InvalidInput, match='size must be a positive integer'):
         api.create(user(), 0, 'v', None)
 
