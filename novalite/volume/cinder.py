@@ -296,6 +296,19 @@ class API:
             not_found=exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
         ).body['attachment'])
 
+    def attachment_get_all(self, context: RequestContext, instance_id: str | None = None,
+                           volume_id: str | None = None) -> list[dict[str, Any]]:
+        """The attachments of a server or of a volume (or of both at once).
+
+        :raises InvalidRequest: neither was given.
+        """
+        if not instance_id and not volume_id:
+            raise exception.InvalidRequest('Either instance or volume id must be passed.')
+        query = {k: v for k, v in (('instance_id', instance_id), ('volume_id', volume_id))
+                 if v}
+        return [_with_connection_info(a) for a in client.call(
+            context, 'GET', '/attachments/detail', query=query).body['attachments']]
+
     def attachment_update(self, context: RequestContext, attachment_id: str,
                           connector: Mapping[str, Any],
                           mountpoint: str | None = None) -> dict[str, Any]:

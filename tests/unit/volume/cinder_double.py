@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -298,6 +299,11 @@ class CinderDouble:
         return {k: v for k, v in attachment.items() if k != 'connector'}
 
     def _attachments_get(self, seen: Seen, item: str | None, action: str | None) -> Any:
+        if item == 'detail':
+            wanted = dict(urllib.parse.parse_qsl(seen.query))
+            keys = {'instance_id': 'instance', 'volume_id': 'volume_id'}
+            return {'attachments': [self._view(a) for a in self.attachments.values()
+                                    if all(a[keys[k]] == v for k, v in wanted.items())]}
         assert item is not None
         return {'attachment': self._view(self._attachment(item))}
 

@@ -153,6 +153,15 @@ def test_the_attachment_flow(api: cinder_api.API, cinder: CinderDouble) -> None:
     assert api.get(user(), volume_id)['status'] == 'in-use'
     fetched = api.attachment_get(user(), reserved['id'])
     assert fetched['connection_info'] == info
+    for found in (api.attachment_get_all(user(), instance_id=SERVER),
+                  api.attachment_get_all(user(), volume_id=volume_id)):
+        assert [a['id'] for a in found] == [reserved['id']]
+        assert found[0]['connection_info'] == info
+    assert cinder.requests('GET')[-1].path == '/v3/attachments/detail'
+    assert cinder.requests('GET')[-1].query == 'volume_id=%s' % volume_id
+    assert api.attachment_get_all(user(), instance_id=SERVER, volume_id='other') == []
+    with pytest.raises(exception.InvalidRequest):
+        api.attachment_get_all(user())
     api.attachment_delete(user(), reserved['id'])
     assert cinder.requests('DELETE')[-1].path == '/v3/attachments/%s' % reserved['id']
     assert api.get(user(), volume_id)['status'] == 'available'
