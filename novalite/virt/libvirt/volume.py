@@ -75,7 +75,8 @@ def disk_config(connection_info: driver.ConnectionInfo, mountpoint: str,
     :raises VolumeAttachFailed: the volume type is not one novalite's libvirt driver
         opens, or the connection info is not usable
     """
-    vol_id = volume_id(connection_info) or '(unknown)'
+    known_id = volume_id(connection_info)
+    vol_id = known_id or '(unknown)'
     volume_type = connection_info.get('driver_volume_type')
     if volume_type not in SUPPORTED_TYPES:
         raise exception.VolumeAttachFailed(
@@ -104,11 +105,11 @@ def disk_config(connection_info: driver.ConnectionInfo, mountpoint: str,
     return config.GuestDisk(
         path='', format='raw', target_dev=target_dev(mountpoint),
         bus=disk_bus or ('virtio' if device == 'disk' else 'ide'),
-        network=source, device=device, serial=volume_id(connection_info),
-        # Nova's default for volumes; the guest's writes reach Ceph when it flushes.
+        network=source, device=device, serial=known_id,
+        # Nova's default for volumes: no cache on this host (QEMU turns librbd's off),
+        # so a write the guest was told is done is in Ceph.
         cache='none', discard='unmap' if data.get('discard') is True else None,
-        readonly=access_mode == 'ro',
-        alias=alias(vol_id) if vol_id != '(unknown)' else None)
+        readonly=access_mode == 'ro', alias=alias(known_id) if known_id else None)
 
 
 def _set_rbd_auth(source: config.NetworkSource, data: dict[str, Any], vol_id: str) -> None:
