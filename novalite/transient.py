@@ -1,4 +1,4 @@
-"""Retrying what a short outage breaks: the bus, the database, Placement.
+"""Retrying what a short outage breaks: the bus, the database, Placement, Cinder.
 
 A server the API accepted should survive an outage shorter than its deadline: the
 scheduler killed mid-call (its answer never comes: ``MessagingTimeout``), Placement
@@ -38,6 +38,8 @@ TRANSIENT: tuple[type[BaseException], ...] = (
     exception.CellUnavailable,
     # Claims racing on the same providers: the generations settle in a moment.
     exception.AllocationConflict,
+    # Cinder unreachable (a 5xx or a refusal is an answer).
+    exception.CinderConnectionFailed,
     # A process that reaches the database itself.
     db_exc.DBConnectionError,
     db_exc.DBDeadlock,
@@ -50,7 +52,7 @@ _REMOTE_UNAVAILABLE = frozenset({
     'DBConnectionError', 'DBDeadlock', 'DBError', 'OperationalError', 'TimeoutError',
     'DisconnectionError', 'InterfaceError', 'MessagingTimeout',
     'PlacementAPIConnectFailure', 'PlacementAPIServerError', 'CellUnavailable',
-    'AllocationConflict'})
+    'AllocationConflict', 'CinderConnectionFailed'})
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import functools
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
@@ -19,13 +18,16 @@ from oslo_log import log as logging
 from oslo_utils import timeutils, uuidutils
 
 from novalite import context as nl_context
-from novalite import exception, objects, quota, transient, utils
+from novalite import exception, objects, quota, utils
 from novalite.compute import (
+    api_delete,
     api_images,
     api_inplace,
     api_migrate,
     api_rebuild,
     api_shelve,
+    api_volume_attach,
+    api_volumes,
     disk_config,
     instance_actions,
     instance_edit,
@@ -39,17 +41,13 @@ from novalite.compute.api_images import image_properties
 from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.conf import CONF
 from novalite.context import RequestContext
-from novalite.db import engine
 from novalite.image import glance
 from novalite.network import requests as net_requests
 from novalite.scheduler.client import report
 from novalite.servicegroup import api as servicegroup_api
+from novalite.volume import cinder
 
 LOG = logging.getLogger(__name__)
-
-# A local delete (no compute host takes it) tries Placement this many more times, a
-# second apart and then two, before it answers 503: the client is waiting.
-LOCAL_DELETE_RETRIES = 2
 
 MULTI_NAME_TEMPLATE = '%(name)s-%(count)d'
 
@@ -71,8 +69,10 @@ class API:
     def __init__(self, image_api: glance.API | None = None,
                  compute_task_api: conductor_rpcapi.ComputeTaskAPI | None = None,
                  compute_rpcapi: compute_rpcapi.ComputeAPI | None = None,
-                 reportclient: report.SchedulerReportClient | None = None) -> None:
+                 reportclient: report.SchedulerReportClient | None = None,
+                 volume_api: cinder.API | None = None) -> None:
         self.image_api = image_api or glance.API()
+        self.volume_api = volume_api or cinder.API()
         self._task_api = compute_task_api
         self._compute_rpcapi = compute_rpcapi
         self._reportclient = reportclient
@@ -126,6 +126,12 @@ class API:
     shelve = api_shelve.shelve
     shelve_offload = api_shelve.shelve_offload
     unshelve = api_shelve.unshelve
+    # Delete (compute/api_delete.py).
+    delete = api_delete.delete
+    # Volumes (compute/api_volume_attach.py).
+    get_volume_mappings = api_volume_attach.get_volume_mappings
+    attach_volume = api_volume_attach.attach_volume
+    detach_volume = api_volume_attach.detach_volume
     # Resize and migrations (compute/api_migrate.py).
     resize = api_migrate.resize
     confirm_resize = api_migrate.confirm_resize
@@ -138,9 +144,8 @@ class API:
     def check_image(self, context: RequestContext, image_href: str | None,
                     flavor: objects.Flavor) -> dict[str, Any]:
         if not image_href:
-            raise exception.InvalidInput(
-                reason='An image is required: booting from volume needs the block '
-                       'storage service, which novalite does not have yet.')
+            # Nothing to boot from: neither an image nor a volume (Nova's answer).
+            raise exception.InvalidBDMBootSequence()
         image = self.image_api.get(context, image_href)
         if image.get('status') != 'active':
             raise exception.ImageNotActive(image_id=image_href)
@@ -217,12 +222,27 @@ class API:
                config_drive: bool | None = None, personality: list | None = None,
                requested_host: str | None = None, requested_hypervisor_hostname: str | None = None,
                security_groups: list[str] | None = None,
-               auto_disk_config: bool | None = None) -> tuple[list, str]:
+               auto_disk_config: bool | None = None,
+               block_device_mapping: list[dict[str, Any]] | None = None) -> tuple[list, str]:
         """Accept a boot request; return the (not yet scheduled) instances and the
-        reservation id. Nothing is written when a check fails."""
+        reservation id. Nothing is written when a check fails.
+
+        :param block_device_mapping: the volume mappings (``block_device.parse``); one with
+            boot index 0 makes the server volume-backed (then ``image_href`` is None)
+        """
         if flavor.disabled:
             raise exception.FlavorNotFound(flavor_id=flavor.flavorid)
-        image = self.check_image(context, image_href, flavor)
+        volumes = api_volumes.check_create(
+            context, self.image_api, self.volume_api, flavor, block_device_mapping,
+            max_count, (availability_zone or '').split(':', 1)[0] or None) \
+            if block_device_mapping else None
+        if volumes is not None and volumes.volume_backed:
+            image = volumes.root_image or {}
+            image_href = None
+        else:
+            image = self.check_image(context, image_href, flavor)
+        if volumes is not None and not availability_zone:
+            availability_zone = volumes.availability_zone
         auto_disk_config = disk_config.for_image(image, auto_disk_config)
         # Authentication gives every API request its project and user.
         assert context.project_id is not None and context.user_id is not None
@@ -253,6 +273,43 @@ class API:
         # Counted where no other create of the project counts or writes until this one's
         # build requests are committed: concurrent creates cannot together pass a limit,
         # and a multi-create gets what is left (down to its min_count).
+        reserved: list[objects.BlockDeviceMapping] = []
+        try:
+            instances, build_requests, specs = self._write_create(
+                context, flavor, image_href, image, image_meta, count, min_count,
+                reservation_id, group, volumes, reserved, network_requests,
+                name=name, description=description, hostname=hostname, key_name=key_name,
+                key_data=key_data, user_data=user_data, availability_zone=availability_zone,
+                config_drive=config_drive, access_ip_v4=access_ip_v4,
+                access_ip_v6=access_ip_v6, metadata=metadata, tags=tags,
+                auto_disk_config=auto_disk_config, scheduler_hints=scheduler_hints,
+                force_hosts=force_hosts, force_nodes=force_nodes,
+                security_groups=security_groups)
+        except BaseException:
+            api_volumes.unreserve(context, self.volume_api, reserved)
+            raise
+        self.compute_task_api.schedule_and_build_instances(
+            context, build_requests=build_requests, request_specs=specs, image=image,
+            admin_password=admin_password, injected_files=personality or [],
+            requested_networks=network_requests, block_device_mapping=[], tags=tags)
+        return instances, reservation_id
+
+    def _write_create(self, context: RequestContext, flavor: objects.Flavor,
+                      image_href: str | None, image: dict[str, Any] | None,
+                      image_meta: objects.ImageMeta | None, count: int, min_count: int,
+                      reservation_id: str, group: objects.InstanceGroup | None,
+                      volumes: api_volumes.CreateVolumes | None,
+                      reserved: list[objects.BlockDeviceMapping],
+                      network_requests: list[net_requests.NetworkRequest], *,
+                      scheduler_hints: dict | None, force_hosts: list, force_nodes: list,
+                      security_groups: list[str] | None, **kw: Any
+                      ) -> tuple[list[objects.Instance], list[objects.BuildRequest],
+                                 list[objects.RequestSpec]]:
+        """The create's rows, under the project's quota lock (see ``create``); the
+        volumes reserved for the servers are added to ``reserved`` as they are."""
+        assert context.project_id is not None
+        availability_zone = kw['availability_zone']
+        tags = kw['tags']
         with quota.project_lock(context.project_id) as session:
             count = self._count_allowed(context, flavor, min_count, count)
             if group is not None:
@@ -260,24 +317,26 @@ class API:
             instances, build_requests, specs = [], [], []
             for index in range(count):
                 instance = self._new_instance(
-                    context, flavor, image_href, image, index, count, reservation_id,
-                    name=name, description=description, hostname=hostname,
-                    key_name=key_name, key_data=key_data, user_data=user_data,
-                    availability_zone=availability_zone, config_drive=config_drive,
-                    access_ip_v4=access_ip_v4, access_ip_v6=access_ip_v6,
-                    metadata=metadata, tags=tags, auto_disk_config=auto_disk_config)
+                    context, flavor, image_href, image, index, count, reservation_id, **kw)
                 spec = objects.RequestSpec.from_components(
                     context, instance.uuid, image_meta, flavor, count,
                     availability_zone=availability_zone, scheduler_hints=scheduler_hints,
                     force_hosts=force_hosts, force_nodes=force_nodes,
                     security_groups=security_groups)
                 spec.instance_group = group
+                bdms: list[objects.BlockDeviceMapping] = []
+                if volumes is not None:
+                    spec.is_bfv = volumes.volume_backed
+                    bdms = api_volumes.reserve(context, self.volume_api, instance.uuid,
+                                               volumes.mappings)
+                    reserved.extend(bdms)
                 # A NetworkRequest's values are all strings or None.
                 spec.requested_networks = [cast('dict[str, str | None]', dict(r))
                                            for r in network_requests]
                 build_request = objects.BuildRequest(
                     context, instance_uuid=instance.uuid, project_id=context.project_id,
-                    user_id=context.user_id, instance=instance, tags=list(tags or []))
+                    user_id=context.user_id, instance=instance, tags=list(tags or []),
+                    block_device_mappings=bdms)
                 instances.append(instance)
                 build_requests.append(build_request)
                 specs.append(spec)
@@ -293,11 +352,7 @@ class API:
             if group is not None:
                 objects.InstanceGroup.add_members(context, group.uuid, uuids,
                                                   session=session)
-        self.compute_task_api.schedule_and_build_instances(
-            context, build_requests=build_requests, request_specs=specs, image=image,
-            admin_password=admin_password, injected_files=personality or [],
-            requested_networks=network_requests, block_device_mapping=[], tags=tags)
-        return instances, reservation_id
+        return instances, build_requests, specs
 
     @staticmethod
     def _check_group_members(context: RequestContext, group: objects.InstanceGroup,
@@ -520,124 +575,6 @@ class API:
             if service is None or not self.servicegroup_api.service_is_up(service):
                 raise exception.ServiceUnavailable()
             yield cctxt
-
-    # -- delete ------------------------------------------------------------------------
-
-    def delete(self, context: RequestContext, instance: objects.Instance) -> None:
-        """Delete a server wherever it is; its allocations go with it."""
-        if instance.obj_attr_is_set('locked'):
-            instance_edit.check_instance_lock(context, instance)
-        if not instance.obj_attr_is_set('id'):
-            if self._delete_while_booting(context, instance):
-                return
-            instance = self.get(context, instance.uuid)
-        mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-        cell = mapping.cell_mapping
-        assert cell is not None, 'a server with an id is in a cell'
-        with nl_context.target_cell(context, cell) as cctxt:
-            instance._context = cctxt
-            service = None
-            if instance.host and not cell.is_cell0:
-                service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
-                                                                 'novalite-compute')
-            up = service is not None and self.servicegroup_api.service_is_up(service)
-            if up and instance.vm_state == vm_states.RESIZED:
-                self._confirm_resize_on_deleting(cctxt, instance)
-            if up:
-                # The action, the host's terminate event (started as the delete is handed
-                # to it; the host finishes it) and DELETING: one transaction.
-                with engine.cell_transaction(cctxt):
-                    objects.InstanceAction.start_with_events(
-                        cctxt, instance.uuid, instance_actions.DELETE,
-                        [(instance_actions.TERMINATE_EVENT, instance.host, None)])
-                    instance.task_state = task_states.DELETING
-                    instance.save()
-                mapping.queued_for_delete = True
-                mapping.save()
-                self.compute_rpcapi.terminate_instance(cctxt, instance)
-                return
-            objects.InstanceAction.action_start(cctxt, instance.uuid,
-                                                instance_actions.DELETE, want_result=False)
-            self._local_delete(cctxt, instance)
-            mapping.queued_for_delete = True
-            mapping.save()
-
-    def _confirm_resize_on_deleting(self, context: RequestContext,
-                                    instance: objects.Instance) -> None:
-        """A resized server keeps its old guest and the source's allocation (held by
-        the migration) until the resize is confirmed: confirm it first, as Nova does,
-        so that deleting the server leaves nothing on the source."""
-        for status in ('finished', 'confirming'):
-            try:
-                migration = objects.Migration.get_by_instance_and_status(
-                    context, instance.uuid, status)
-                break
-            except exception.MigrationNotFoundByStatus:
-                continue
-        else:
-            return
-        LOG.info('Confirming the resize of %s before deleting it (migration %s, %s)',
-                 instance.uuid, migration.uuid, migration.status)
-        if migration.status == 'finished':
-            migration.status = 'confirming'
-            migration.save()
-            objects.InstanceAction.action_start(context, instance.uuid,
-                                                instance_actions.CONFIRM_RESIZE,
-                                                want_result=False)
-            self.compute_rpcapi.confirm_resize(context, instance, migration)
-
-    def _delete_while_booting(self, context: RequestContext, instance: objects.Instance) -> bool:
-        """Delete the BuildRequest; True if that was the whole job, False if the
-        instance already reached a cell.
-
-        A build request no conductor has taken is deleted here (nothing was claimed for
-        it; the conductor that takes the message finds it gone). One a conductor holds
-        is only marked: that conductor frees the allocation its scheduling claimed and
-        removes it, so the server answers 404 only once Placement holds nothing for it.
-        """
-        try:
-            if not objects.BuildRequest.delete_or_request(context, instance.uuid):
-                LOG.info('Instance %s is being scheduled; its conductor finishes the '
-                         'delete', instance.uuid)
-                return True
-        except exception.BuildRequestNotFound:
-            return False
-        try:
-            mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-            mapping.queued_for_delete = True
-            mapping.save()
-        except exception.InstanceMappingNotFound:
-            pass
-        try:
-            # No conductor took it, so nothing was claimed: this only tidies after a
-            # build request written before conductors took them.
-            self.reportclient.delete_allocation_for_instance(context, instance.uuid)
-        except exception.ResourceProviderError as exc:
-            LOG.warning('Could not check %s for allocations: %s', instance.uuid, exc)
-        return True
-
-    def _local_delete(self, context: RequestContext, instance: objects.Instance) -> None:
-        """Delete an instance no compute host will handle (never scheduled, or host
-        down), in the API, as Nova does."""
-        LOG.info('Deleting instance %s locally (host %s)', instance.uuid,
-                 instance.host or 'none')
-        try:
-            # Placement must not keep the resources of a host that will never free them,
-            # and a server that answers 404 must hold none: no Placement, no delete.
-            transient.call('Freeing the allocations of %s' % instance.uuid,
-                           functools.partial(self.reportclient.delete_allocation_for_instance,
-                                             context, instance.uuid),
-                           max_retries=LOCAL_DELETE_RETRIES)
-        except exception.ResourceProviderError as exc:
-            LOG.warning('Placement unreachable while deleting %s: %s', instance.uuid, exc)
-            raise exception.ServiceUnavailable(message=(
-                'The server %s cannot be deleted now: its resources could not be freed '
-                'in Placement (%s). Try again later.' % (instance.uuid,
-                                                         exc.format_message()))) from exc
-        instance.terminated_at = timeutils.utcnow(with_timezone=True)
-        instance.save()
-        instance.destroy()
-
 
     # -- migrations --------------------------------------------------------------------
 

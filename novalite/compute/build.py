@@ -18,6 +18,7 @@ from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects
 from novalite.compute import (
+    block_devices,
     delete,
     instance_actions,
     instance_events,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from novalite.compute.manager import ComputeManager
     from novalite.context import RequestContext
     from novalite.network.requests import NetworkRequest
+    from novalite.virt import driver as virt_driver
 
 LOG = logging.getLogger(__name__)
 
@@ -59,6 +61,9 @@ class BuildRequestArgs:
     requested_networks: list[NetworkRequest] | None
     node: str
     host_list: list[objects.Selection]
+    # The server's block device mappings (its volumes); none for a plain image boot.
+    block_device_mapping: list[objects.BlockDeviceMapping] = dataclasses.field(
+        default_factory=list)
 
 
 class _Deleted(Exception):
@@ -87,7 +92,7 @@ def build_and_run_instance(mgr: ComputeManager, context: RequestContext,
         _build(mgr, context, instance, req)
     except _Deleted:
         LOG.info('Instance %s was deleted during its build; cleaning up', instance.uuid)
-        cleanup(mgr, context, instance, req.node)
+        cleanup(mgr, context, instance, req.node, bdms=req.block_device_mapping)
         return
     except _TakenOver:
         # The allocation, ports and record are the other build's now: only what this
@@ -102,7 +107,7 @@ def build_and_run_instance(mgr: ComputeManager, context: RequestContext,
         return
     except Exception as exc:
         _finish_build_event(mgr, context, instance, exc)
-        cleanup(mgr, context, instance, req.node)
+        cleanup(mgr, context, instance, req.node, bdms=req.block_device_mapping)
         mgr.rt.build_failed(context, req.node)
         notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
                                                    notifications.ERROR, exception=exc)
@@ -144,15 +149,18 @@ def _build(mgr: ComputeManager, context: RequestContext, instance: objects.Insta
     """Claim, network, spawn, ACTIVE.
 
     The task states are Nova's (networking, block_device_mapping, spawning), but a step
-    with nothing to do is not written: without ports to allocate (and novalite has no
-    volumes to attach) the claim's save goes straight to spawning. Each save is a round
-    trip to the conductor. Ports are allocated in the background from the claim on,
-    and written to the instance's cache with the save that makes it ACTIVE.
+    with nothing to do is not written: without ports to allocate or volumes to attach
+    the claim's save goes straight to spawning. Each save is a round trip to the
+    conductor. Ports are allocated in the background from the claim on, and written to
+    the instance's cache with the save that makes it ACTIVE; volumes are made and
+    attached meanwhile (``compute/block_devices.py``).
     """
     requests = req.requested_networks if isinstance(req.requested_networks, list) else []
     has_ports = bool(requests)
+    has_volumes = bool(block_devices.volume_mappings(req.block_device_mapping))
     instance.vm_state = vm_states.BUILDING
-    instance.task_state = task_states.NETWORKING if has_ports else task_states.SPAWNING
+    instance.task_state = task_states.NETWORKING if has_ports else \
+        task_states.BLOCK_DEVICE_MAPPING if has_volumes else task_states.SPAWNING
     if has_ports:
         _record_network_requests(instance, requests)
     try:
@@ -179,15 +187,23 @@ def _build(mgr: ComputeManager, context: RequestContext, instance: objects.Insta
 
 def _spawn(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
            req: BuildRequestArgs, network_info: AsyncNetworkInfo | None) -> None:
-    if network_info is not None:
+    state = instance.task_state
+    bdi = None
+    if block_devices.volume_mappings(req.block_device_mapping):
+        if state != task_states.BLOCK_DEVICE_MAPPING:
+            instance.task_state = task_states.BLOCK_DEVICE_MAPPING
+            _save(instance, state)
+            state = task_states.BLOCK_DEVICE_MAPPING
+        bdi = _connect_volumes(mgr, context, instance, req.block_device_mapping)
+    if state != task_states.SPAWNING:
         instance.task_state = task_states.SPAWNING
-        _save(instance, task_states.NETWORKING)
+        _save(instance, state)
     allocations = (mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
                    if mgr.driver.spawn_uses_allocations else {})
     image_meta = objects.ImageMeta.from_dict(req.image) if req.image else None
     mgr.driver.spawn(context, instance, image_meta, req.injected_files, req.admin_password,
                      allocations, network_info=network_info if network_info is not None
-                     else [])
+                     else [], block_device_info=bdi)
     if network_info is not None:
         # The ports and ACTIVE in one write.
         instance.info_cache.network_info = network_info.wait()
@@ -197,6 +213,24 @@ def _spawn(mgr: ComputeManager, context: RequestContext, instance: objects.Insta
     instance.launched_at = timeutils.utcnow(with_timezone=True)
     # ACTIVE, and the build event finished, in one round trip to the conductor.
     _save(instance, task_states.SPAWNING, finish_event=BUILD_EVENT)
+
+
+def _connect_volumes(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                     bdms: list[objects.BlockDeviceMapping]) -> virt_driver.BlockDeviceInfo | None:
+    """The server's volumes made and attached to this host. Cinder failing is not
+    tried on another host (as Nova: the volume service is the same everywhere)."""
+    try:
+        return block_devices.connect_for_spawn(mgr, context, instance, bdms)
+    except (exception.CinderConnectionFailed, exception.VolumeNotCreated) as exc:
+        raise exception.BuildAbortException(
+            instance_uuid=instance.uuid,
+            reason='Failure prepping block device with the volume service (Cinder), not '
+                   'rescheduling: %s' % exc.format_message()) from exc
+    except (exception.VolumeError, exception.InvalidVolume, exception.VolumeNotFound,
+            exception.VolumeOverQuota, exception.SnapshotNotFound) as exc:
+        raise exception.BuildAbortException(
+            instance_uuid=instance.uuid,
+            reason='Failure prepping block device: %s' % exc.format_message()) from exc
 
 
 def _allocate_network(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
@@ -243,15 +277,19 @@ def recorded_network_requests(instance: objects.Instance) -> list[NetworkRequest
 
 
 def cleanup(mgr: ComputeManager, context: RequestContext, instance: objects.Instance, nodename: str,
-            preserve: list[str] | None = None, keep_ports: bool = False) -> None:
-    """Remove what a failed or abandoned build left on this host and in Placement
-    (``preserve``: ports the user passed in, unbound and kept; ``keep_ports``: every
-    port stays the server's, only unbound from this host, as for a failed unshelve)."""
+            preserve: list[str] | None = None, keep_ports: bool = False,
+            bdms: list[objects.BlockDeviceMapping] | None = None) -> None:
+    """Remove what a failed or abandoned build left on this host, in Cinder and in
+    Placement (``preserve``: ports the user passed in, unbound and kept;
+    ``keep_ports``: every port stays the server's, only unbound from this host, as for
+    a failed unshelve; ``bdms``: the build's volume mappings, let go of)."""
     network_info = delete.cached_network_info(instance)
     try:
-        mgr.driver.destroy(context, instance, network_info=network_info)
+        mgr.driver.destroy(context, instance, network_info=network_info,
+                           block_device_info=block_devices.block_device_info(bdms))
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
+    block_devices.release_after_failed_build(mgr, context, instance, bdms)
     if keep_ports:
         try:
             mgr.network_api.unbind_ports(context, instance, network_info)
@@ -297,7 +335,8 @@ def _reschedule(mgr: ComputeManager, context: RequestContext, instance: objects.
         context, instances=[instance], image=req.image,
         filter_properties=dict(req.filter_properties, retry=retry),
         admin_password=req.admin_password, injected_files=req.injected_files,
-        requested_networks=req.requested_networks, block_device_mapping=[],
+        requested_networks=req.requested_networks,
+        block_device_mapping=req.block_device_mapping,
         request_spec=req.request_spec, host_lists=[req.host_list])
 
 
@@ -330,7 +369,9 @@ def fail_stale_builds(mgr: ComputeManager, context: RequestContext, timeout: int
         try:
             LOG.warning('Build of %s timed out after %ds', instance.uuid, timeout)
             cleanup(mgr, context, instance, instance.node or mgr.host,
-                    preserve=_user_ports(recorded_network_requests(instance)))
+                    preserve=_user_ports(recorded_network_requests(instance)),
+                    bdms=list(objects.BlockDeviceMappingList.get_by_instance_uuid(
+                        context, instance.uuid)))
             _error(mgr, context, instance, exception.BuildAbortException(
                 instance_uuid=instance.uuid,
                 reason='the build did not finish within %d seconds' % timeout))
@@ -424,7 +465,9 @@ def redrive_interrupted_build(mgr: ComputeManager, context: RequestContext,
     """
     node = instance.node or mgr.host
     requests = recorded_network_requests(instance)
-    cleanup(mgr, context, instance, node, preserve=_user_ports(requests))
+    cleanup(mgr, context, instance, node, preserve=_user_ports(requests),
+            bdms=list(objects.BlockDeviceMappingList.get_by_instance_uuid(context,
+                                                                          instance.uuid)))
     _finish_build_event(mgr, context, instance, reason)
     if not _hand_back(instance):
         return

@@ -14,10 +14,17 @@ class Usage:
     disk_gb: int
 
     @classmethod
-    def of_flavor(cls, flavor: objects.Flavor) -> Usage:
+    def of_flavor(cls, flavor: objects.Flavor, volume_backed: bool = False) -> Usage:
+        """What an instance of ``flavor`` uses here; a volume-backed one (its root disk
+        a volume of the Block Storage service) takes no root disk from the host."""
         swap_gb = (flavor.swap + 1023) // 1024 if flavor.swap else 0
         return cls(flavor.vcpus, flavor.memory_mb,
-                   flavor.root_gb + flavor.ephemeral_gb + swap_gb)
+                   (0 if volume_backed else flavor.root_gb) + flavor.ephemeral_gb + swap_gb)
+
+    @classmethod
+    def of_instance(cls, instance: objects.Instance) -> Usage:
+        # A volume-backed server has no image of its own (Nova's shortcut too).
+        return cls.of_flavor(instance.flavor, volume_backed=not instance.image_ref)
 
 
 def test_claim(node: objects.ComputeNode, used: Usage, wanted: Usage) -> None:

@@ -18,7 +18,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects, transient
-from novalite.compute import instance_actions, power_state, task_states
+from novalite.compute import block_devices, instance_actions, power_state, task_states
 from novalite.context import RequestContext
 from novalite.network import model
 from novalite.objects.instance import Instance
@@ -82,8 +82,13 @@ def free_allocation(mgr: ComputeManager, context: RequestContext,
 
 
 def terminate_instance(mgr: ComputeManager, context: RequestContext,
-                       instance: Instance) -> None:
-    """Destroy the guest, free its ports and allocation, then delete the record.
+                       instance: Instance,
+                       bdms: list[objects.BlockDeviceMapping] | None = None) -> None:
+    """Destroy the guest, let its volumes go, free its ports and allocation, then
+    delete the record.
+
+    ``bdms``: the server's block device mappings, as the API read them (a delete this
+    host finishes by itself reads them again).
 
     The API started TERMINATE_EVENT with the delete action (one round trip less per
     delete); a delete this host finishes after a restart has none, and event_finish
@@ -95,7 +100,13 @@ def terminate_instance(mgr: ComputeManager, context: RequestContext,
     """
     notifications.notify_about_instance_action(context, instance, mgr.host, 'delete',
                                                notifications.START)
-    mgr.driver.destroy(context, instance, network_info=cached_network_info(instance))
+    if bdms is None:
+        bdms = list(retried(lambda: objects.BlockDeviceMappingList.get_by_instance_uuid(
+            context, instance.uuid), 'Reading the volumes of %s' % instance.uuid))
+    mgr.driver.destroy(context, instance, network_info=cached_network_info(instance),
+                       block_device_info=block_devices.block_device_info(bdms))
+    # Before the record: a volume must not stay attached to a server that is gone.
+    block_devices.detach_on_delete(mgr, context, instance, bdms)
     release_ports(mgr, context, instance)
     # Before the record: once the server answers 404 it must hold nothing in Placement.
     free_allocation(mgr, context, instance.uuid)
@@ -119,11 +130,12 @@ def terminate_instance(mgr: ComputeManager, context: RequestContext,
 
 
 def terminate_or_leave_pending(mgr: ComputeManager, context: RequestContext,
-                               instance: Instance) -> None:
+                               instance: Instance,
+                               bdms: list[objects.BlockDeviceMapping] | None = None) -> None:
     """Run the delete; one that an outage outlasted stays DELETING for the periodic
     task, said in a warning (an outage, not a fault of this host)."""
     try:
-        terminate_instance(mgr, context, instance)
+        terminate_instance(mgr, context, instance, bdms)
     except exception.InstanceNotFound:
         LOG.info('Instance %s was already deleted', instance.uuid)
     except Exception as exc:

@@ -33,6 +33,9 @@ ATTACH_INTERFACE = 'attach_interface'
 DETACH_INTERFACE = 'detach_interface'
 ADD_FIXED_IP = 'add_fixed_ip'
 REMOVE_FIXED_IP = 'remove_fixed_ip'
+ATTACH_VOLUME = 'attach_volume'
+DETACH_VOLUME = 'detach_volume'
+SWAP_VOLUME = 'swap_volume'
 
 # The compute's event of a build: the conductor starts it when it hands the build to a
 # host (conductor/tasks/build.py), the host finishes it (compute/build.py).

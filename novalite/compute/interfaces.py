@@ -58,9 +58,13 @@ class InterfaceManager(Protocol):
     network_api: NetworkAPI
 
 
+class RecordingManager(Protocol):
+    host: str
+
+
 @contextlib.contextmanager
-def _recorded(mgr: InterfaceManager, context: RequestContext, instance: Instance,
-              event: str, action: str, reraise: bool) -> Iterator[None]:
+def recorded(mgr: RecordingManager, context: RequestContext, instance: Instance,
+             event: str, action: str, reraise: bool) -> Iterator[None]:
     """The instance-action event and notifications around one operation; on failure
     the event's error and a fault, then the error raised again (``reraise``: a call's
     caller waits for it) or logged (a cast's is gone)."""
@@ -198,7 +202,7 @@ def attach_interface(mgr: InterfaceManager, context: RequestContext, instance: I
     """
     request = NetworkRequest(network_id=network_id, port_id=port_id,
                              fixed_ip=requested_ip, tag=tag)
-    with _recorded(mgr, context, instance, ATTACH_EVENT, 'interface_attach', reraise=True):
+    with recorded(mgr, context, instance, ATTACH_EVENT, 'interface_attach', reraise=True):
         vif = _attach(mgr, context, instance, request)
     return vif
 
@@ -206,7 +210,7 @@ def attach_interface(mgr: InterfaceManager, context: RequestContext, instance: I
 def detach_interface(mgr: InterfaceManager, context: RequestContext, instance: Instance,
                      port_id: str) -> None:
     """Remove the NIC of ``port_id`` and release the port."""
-    with _recorded(mgr, context, instance, DETACH_EVENT, 'interface_detach', reraise=False):
+    with recorded(mgr, context, instance, DETACH_EVENT, 'interface_detach', reraise=False):
         vif = model.find(instance.info_cache.network_info, port_id)
         if vif is None:
             raise exception.PortNotFound(message='Port %s is not attached' % port_id)
@@ -217,7 +221,7 @@ def add_fixed_ip(mgr: InterfaceManager, context: RequestContext, instance: Insta
                  network_id: str) -> None:
     """Another address on ``network_id`` for the server (a new interface when it has
     no port there)."""
-    with _recorded(mgr, context, instance, ADD_FIXED_IP_EVENT, 'add_fixed_ip',
+    with recorded(mgr, context, instance, ADD_FIXED_IP_EVENT, 'add_fixed_ip',
                    reraise=False):
         current = instance.info_cache.network_info
         if any(v.get('network', {}).get('id') == network_id for v in current):
@@ -230,7 +234,7 @@ def add_fixed_ip(mgr: InterfaceManager, context: RequestContext, instance: Insta
 def remove_fixed_ip(mgr: InterfaceManager, context: RequestContext, instance: Instance,
                     address: str) -> None:
     """Take ``address`` off the server (its interface with it, if it was its only one)."""
-    with _recorded(mgr, context, instance, REMOVE_FIXED_IP_EVENT, 'remove_fixed_ip',
+    with recorded(mgr, context, instance, REMOVE_FIXED_IP_EVENT, 'remove_fixed_ip',
                    reraise=False):
         current = instance.info_cache.network_info
         holder = next((v for v in current

@@ -38,6 +38,7 @@ from novalite.compute import (
     shelve,
     snapshot,
     usage_audit,
+    volume_attach,
 )
 from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.conf import CONF
@@ -46,6 +47,7 @@ from novalite.network import api as network_api
 from novalite.objects import base as obj_base
 from novalite.scheduler.client import report
 from novalite.virt import driver as virt_driver
+from novalite.volume import cinder
 
 if TYPE_CHECKING:
     from novalite.conductor.rpcapi import ComputeTaskAPI, ConductorAPI
@@ -91,12 +93,13 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.6')
+    target = messaging.Target(version='1.7')
 
     def __init__(self, host: str | None = None, driver: virt_driver.ComputeDriver | None = None,
                  reportclient: report.SchedulerReportClient | None = None,
                  compute_task_api: ComputeTaskAPI | None = None,
-                 network_api_: network_api.NetworkAPI | None = None) -> None:
+                 network_api_: network_api.NetworkAPI | None = None,
+                 volume_api: cinder.API | None = None) -> None:
         super().__init__(host=host, service_name='compute')
         self.instance_events = instance_events.InstanceEvents()
         virtapi = instance_events.ComputeVirtAPI(self.instance_events)
@@ -106,6 +109,7 @@ class ComputeManager(manager.Manager):
         self.reportclient = reportclient or report.SchedulerReportClient()
         self.compute_task_api = compute_task_api or conductor_rpcapi.ComputeTaskAPI()
         self.network_api: network_api.NetworkAPI = network_api_ or network_api.API()
+        self.volume_api = volume_api or cinder.API()
         self.rt = resource_tracker.ResourceTracker(self.host, self.driver, self.reportclient)
         # Named locks that go away with their last holder (a dict of locks, one per
         # instance ever seen, grew for as long as the service ran).
@@ -214,7 +218,7 @@ class ComputeManager(manager.Manager):
             image=image, request_spec=request_spec, filter_properties=filter_properties,
             admin_password=admin_password, injected_files=injected_files or [],
             requested_networks=requested_networks, node=node or self.host,
-            host_list=host_list or [])
+            host_list=host_list or [], block_device_mapping=block_device_mapping or [])
         executor.spawn(self._locked_build, context, instance, request)
 
     def _locked_build(self, context: RequestContext, instance: objects.Instance,
@@ -227,7 +231,7 @@ class ComputeManager(manager.Manager):
         # A build waiting for Neutron's events holds the lock: end its wait first.
         self.instance_events.clear(instance.uuid)
         with self.instance_lock(instance.uuid):
-            delete.terminate_or_leave_pending(self, context, instance)
+            delete.terminate_or_leave_pending(self, context, instance, bdms)
 
     def reboot_instance(self, context: RequestContext, instance: objects.Instance,
                         reboot_type: str) -> None:
@@ -322,6 +326,27 @@ class ComputeManager(manager.Manager):
     def remove_fixed_ip_from_instance(self, context: RequestContext, instance: objects.Instance,
                                       address: str) -> None:
         executor.spawn(self._locked, interfaces.remove_fixed_ip, context, instance, address)
+
+    # -- volumes (flows in compute/volume_attach.py) ------------------------------------
+
+    def reserve_block_device_name(self, context: RequestContext, instance: objects.Instance,
+                                  device: str | None, volume_id: str,
+                                  disk_bus: str | None = None, device_type: str | None = None,
+                                  tag: str | None = None, delete_on_termination: bool = False
+                                  ) -> objects.BlockDeviceMapping:
+        with self.instance_lock(instance.uuid):
+            return volume_attach.reserve_block_device_name(
+                self, context, instance, device, volume_id, disk_bus, device_type, tag,
+                delete_on_termination)
+
+    def attach_volume(self, context: RequestContext, instance: objects.Instance,
+                      bdm: objects.BlockDeviceMapping) -> None:
+        executor.spawn(self._locked, volume_attach.attach_volume, context, instance, bdm)
+
+    def detach_volume(self, context: RequestContext, instance: objects.Instance,
+                      volume_id: str, attachment_id: str | None = None) -> None:
+        executor.spawn(self._locked, volume_attach.detach_volume, context, instance,
+                       volume_id, attachment_id)
 
     # -- image pre-caching (flow in compute/image_cache.py) ------------------------------
 

@@ -66,7 +66,7 @@ class ResourceTracker:
         with self._lock:
             node = self._init_compute_node(context, nodename, resources)
             self.tracked = {
-                i.uuid: (i.node or nodename, claims.Usage.of_flavor(i.flavor))
+                i.uuid: (i.node or nodename, claims.Usage.of_instance(i))
                 for i in instances if i.node in (None, nodename) and not i.deleted}
             self.tracked.update(moves)
             self._update(context, node, resources)
@@ -239,7 +239,7 @@ class ResourceTracker:
         :raises UnexpectedTaskStateError: ``expected_task_state`` was given and the
             instance is in another (it is being deleted): nothing is claimed.
         """
-        wanted = claims.Usage.of_flavor(instance.flavor)
+        wanted = claims.Usage.of_instance(instance)
         with self._lock:
             node = self.compute_nodes.get(nodename)
             if node is None:

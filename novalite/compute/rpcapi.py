@@ -43,9 +43,10 @@ class ComputeAPI:
       remove_fixed_ip_from_instance
     * 1.5 - set_host_enabled, host_maintenance_mode, host_power_action (calls)
     * 1.6 - cache_images (a call that may take long)
+    * 1.7 - reserve_block_device_name (a call), attach_volume, detach_volume
     """
 
-    VERSION = '1.6'
+    VERSION = '1.7'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
@@ -335,3 +336,29 @@ class ComputeAPI:
         return self._client(context, host, '1.6').prepare(
             timeout=CACHE_IMAGES_TIMEOUT, call_monitor_timeout=CACHE_IMAGES_HEARTBEAT
         ).call(context, 'cache_images', image_ids=image_ids)
+
+    # -- volumes (1.7, os-volume_attachments) -------------------------------------------
+
+    def reserve_block_device_name(self, context: RequestContext, instance: objects.Instance,
+                                  device: str | None, volume_id: str,
+                                  disk_bus: str | None = None, device_type: str | None = None,
+                                  tag: str | None = None,
+                                  delete_on_termination: bool = False
+                                  ) -> objects.BlockDeviceMapping:
+        """A call: the host chooses the device under the instance's lock and makes the
+        volume's mapping, which it answers with."""
+        return self._client(context, instance.host, '1.7').call(
+            context, 'reserve_block_device_name', instance=instance, device=device,
+            volume_id=volume_id, disk_bus=disk_bus, device_type=device_type, tag=tag,
+            delete_on_termination=delete_on_termination)
+
+    def attach_volume(self, context: RequestContext, instance: objects.Instance,
+                      bdm: objects.BlockDeviceMapping) -> None:
+        self._client(context, instance.host, '1.7').cast(
+            context, 'attach_volume', instance=instance, bdm=bdm)
+
+    def detach_volume(self, context: RequestContext, instance: objects.Instance,
+                      volume_id: str, attachment_id: str | None = None) -> None:
+        self._client(context, instance.host, '1.7').cast(
+            context, 'detach_volume', instance=instance, volume_id=volume_id,
+            attachment_id=attachment_id)

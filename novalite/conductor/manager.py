@@ -150,9 +150,11 @@ class ComputeTaskManager:
                         host_lists: list[list[objects.Selection]] | None = None) -> None:
         for index, instance in enumerate(instances):
             host_list = host_lists[index] if host_lists and index < len(host_lists) else []
+            # The failed build's mappings, or None to read them (a re-drive sends none).
             build.reschedule(self.deps, context, instance, host_list, image,
                              filter_properties, admin_password, injected_files,
-                             requested_networks, request_spec)
+                             requested_networks, request_spec,
+                             block_device_mapping or None)
 
     # -- rebuild and unshelve ----------------------------------------------------------
 

@@ -40,6 +40,12 @@ default_opts = [
                     'off, its resources still allocated) before the compute host deletes '
                     'it for good; until then the owner may restore it. 0 or less: DELETE '
                     'deletes at once.'),
+    cfg.IntOpt('block_device_allocate_retries', default=60, min=0,
+               help='How many times a compute host checks whether a volume it asked '
+                    'Cinder to make for a server (from an image, a snapshot or blank) is '
+                    'available before the build fails.'),
+    cfg.IntOpt('block_device_allocate_retries_interval', default=3, min=0,
+               help='Seconds between two of those checks.'),
 ]
 
 compute_opts = [

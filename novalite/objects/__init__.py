@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     # The classes as the checker sees them; at run time each module's import sets them.
     from novalite.objects.aggregate import Aggregate as Aggregate
     from novalite.objects.aggregate import AggregateList as AggregateList
+    from novalite.objects.block_device import BlockDeviceMapping as BlockDeviceMapping
+    from novalite.objects.block_device import BlockDeviceMappingList as BlockDeviceMappingList
     from novalite.objects.build_request import BuildRequest as BuildRequest
     from novalite.objects.build_request import BuildRequestList as BuildRequestList
     from novalite.objects.cell_mapping import CellMapping as CellMapping
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
 def register_all() -> None:
     # Importing a module registers the objects it defines.
     __import__('novalite.objects.aggregate')
+    __import__('novalite.objects.block_device')
     __import__('novalite.objects.build_request')
     __import__('novalite.objects.cell_mapping')
     __import__('novalite.objects.compute_node')

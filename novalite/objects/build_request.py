@@ -75,7 +75,8 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
 
     # 1.0: initial
     # 1.1: attempt, taken_at, delete_requested
-    VERSION = '1.1'
+    # 1.2: block_device_mappings
+    VERSION = '1.2'
     id: int
     instance_uuid: str
     project_id: str
@@ -85,6 +86,7 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
     attempt: int
     taken_at: datetime.datetime | None
     delete_requested: bool
+    block_device_mappings: list[objects.BlockDeviceMapping]
 
     fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
@@ -96,6 +98,9 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
         'attempt': fields.IntegerField(default=0),
         'taken_at': fields.DateTimeField(nullable=True),
         'delete_requested': fields.BooleanField(default=False),
+        # The create's block device mappings, made in the instance's cell with it
+        # (kept as their ``to_request()`` dicts).
+        'block_device_mappings': fields.ListOfObjectsField('BlockDeviceMapping', default=[]),
     }
 
     def obj_make_compatible(self, primitive: dict, target_version: str) -> None:
@@ -103,15 +108,23 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
         if versionutils.convert_version_to_tuple(target_version) < (1, 1):
             for name in ('attempt', 'taken_at', 'delete_requested'):
                 primitive.pop(name, None)
+        if versionutils.convert_version_to_tuple(target_version) < (1, 2):
+            primitive.pop('block_device_mappings', None)
 
     @classmethod
     def _from_db_object(cls, context: RequestContext,
                         row: Row[Any] | types.SimpleNamespace) -> BuildRequest:
         obj = cls(context)
-        cls._set_from_db(obj, row, skip=('instance', 'tags'))
+        cls._set_from_db(obj, row, skip=('instance', 'tags', 'block_device_mappings'))
         obj.instance = _instances(row.instance)
         obj.instance._context = context
         obj.tags = base.from_json(row.tags, [])
+        # A read of a few columns (``InstanceMapping``'s locate) leaves them out.
+        if hasattr(row, 'block_device_mappings'):
+            from novalite.objects.block_device import BlockDeviceMapping
+            obj.block_device_mappings = [
+                BlockDeviceMapping.from_request(context, values)
+                for values in base.from_json(row.block_device_mappings, [])]
         obj.obj_reset_changes()
         return obj
 
@@ -128,7 +141,9 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
         self.id = base.insert_row(models.BuildRequest, {
             'instance_uuid': self.instance_uuid, 'project_id': self.project_id,
             'user_id': self.user_id, 'instance': base.obj_to_json(self.instance),
-            'tags': base.to_json(self.tags if self.obj_attr_is_set('tags') else [])},
+            'tags': base.to_json(self.tags if self.obj_attr_is_set('tags') else []),
+            'block_device_mappings': base.to_json([m.to_request() for m in self.mappings()])
+            if self.mappings() else None},
             session)
         self.obj_reset_changes()
 
@@ -143,6 +158,11 @@ class BuildRequest(base.NovaliteTimestampObject, base.NovaliteObject):
             row.instance = base.obj_to_json(self.instance)
             row.tags = base.to_json(self.tags if self.obj_attr_is_set('tags') else [])
         self.obj_reset_changes()
+
+    def mappings(self) -> list[objects.BlockDeviceMapping]:
+        """The create's block device mappings (none for a plain image boot)."""
+        return self.block_device_mappings if self.obj_attr_is_set('block_device_mappings') \
+            else []
 
     def _attempt(self) -> int:
         return self.attempt if self.obj_attr_is_set('attempt') else 0

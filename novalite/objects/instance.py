@@ -633,7 +633,8 @@ class Instance(base.NovalitePersistentObject, base.NovaliteObject):
             if done != 1:
                 raise exception.InstanceNotFound(instance_id=self.uuid)
             for table in (models.InstanceMetadata, models.InstanceSystemMetadata,
-                          models.InstanceExtra, models.InstanceInfoCache):
+                          models.InstanceExtra, models.InstanceInfoCache,
+                          models.BlockDeviceMapping):
                 session.execute(update(table).where(table.instance_uuid == self.uuid)
                                 .values(deleted=table.id, deleted_at=now))
             session.execute(delete(models.Tag).where(models.Tag.resource_id == self.uuid))

@@ -152,7 +152,9 @@ class HostState:
         """Count one more instance of ``spec_obj`` here, so the next one spreads."""
         flavor = spec_obj.flavor
         self.free_ram_mb -= flavor.memory_mb
-        disk_gb = flavor.root_gb + flavor.ephemeral_gb + math.ceil(flavor.swap / 1024)
+        root_gb = 0 if spec_obj.obj_attr_is_set('is_bfv') and spec_obj.is_bfv \
+            else flavor.root_gb
+        disk_gb = root_gb + flavor.ephemeral_gb + math.ceil(flavor.swap / 1024)
         self.free_disk_mb -= disk_gb * 1024
         self.vcpus_used += flavor.vcpus
         self.num_instances += 1

@@ -34,16 +34,18 @@ class ResourceRequest:
     member_of: list[str] = dataclasses.field(default_factory=list)
 
 
-def resources_from_flavor(flavor: objects.Flavor) -> dict[str, int]:
+def resources_from_flavor(flavor: objects.Flavor, is_bfv: bool = False) -> dict[str, int]:
     """VCPU, MEMORY_MB and DISK_GB of a flavor, with ``resources:CLASS=N`` overrides.
 
-    Swap counts towards DISK_GB, rounded up to whole GiB. An override of 0 removes the
-    class from the request.
+    Swap counts towards DISK_GB, rounded up to whole GiB. A volume-backed server
+    (``is_bfv``) takes no root disk from the host, as in Nova. An override of 0 removes
+    the class from the request.
     """
     resources = {
         'VCPU': flavor.vcpus,
         'MEMORY_MB': flavor.memory_mb,
-        'DISK_GB': flavor.root_gb + flavor.ephemeral_gb + math.ceil(flavor.swap / 1024),
+        'DISK_GB': (0 if is_bfv else flavor.root_gb) + flavor.ephemeral_gb
+        + math.ceil(flavor.swap / 1024),
     }
     extra_specs = flavor.extra_specs if flavor.obj_attr_is_set('extra_specs') else {}
     for key, value in (extra_specs or {}).items():
@@ -65,7 +67,8 @@ def resources_from_request_spec(spec: objects.RequestSpec) -> ResourceRequest:
     and forbidden traits.
     """
     flavor = spec.flavor
-    request = ResourceRequest(resources=resources_from_flavor(flavor))
+    is_bfv = bool(spec.is_bfv) if spec.obj_attr_is_set('is_bfv') else False
+    request = ResourceRequest(resources=resources_from_flavor(flavor, is_bfv))
     extra_specs = flavor.extra_specs if flavor.obj_attr_is_set('extra_specs') else {}
     for key, value in (extra_specs or {}).items():
         if key.startswith(_TRAIT_PREFIX):

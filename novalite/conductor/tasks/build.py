@@ -28,6 +28,7 @@ from novalite.objects import instance_fault
 from novalite.objects.build_request import Ownership
 from novalite.scheduler import rpcapi as scheduler_rpcapi
 from novalite.scheduler.client import report
+from novalite.volume import cinder
 
 LOG = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class Dependencies:
     _query: scheduler_rpcapi.SchedulerAPI | None = None
     _report: report.SchedulerReportClient | None = None
     _compute: compute_rpcapi.ComputeAPI | None = None
+    _volume: cinder.API | None = None
 
     @property
     def query_client(self) -> scheduler_rpcapi.SchedulerAPI:
@@ -65,6 +67,35 @@ class Dependencies:
         if self._compute is None:
             self._compute = compute_rpcapi.ComputeAPI()
         return self._compute
+
+    @property
+    def volume_api(self) -> cinder.API:
+        if self._volume is None:
+            self._volume = cinder.API()
+        return self._volume
+
+
+def release_volumes(deps: Dependencies, context: nl_context.RequestContext,
+                    bdms: list[objects.BlockDeviceMapping]) -> None:
+    """Let go of the volumes reserved for a server that will not be built (their
+    attachments deleted; the mappings stay, without them). Logged when Cinder cannot."""
+    for bdm in bdms:
+        attachment_id = bdm.attachment_id if bdm.obj_attr_is_set('attachment_id') else None
+        if not attachment_id:
+            continue
+        try:
+            deps.volume_api.attachment_delete(context, attachment_id)
+        except Exception as exc:
+            LOG.warning('Could not delete the attachment %s of volume %s: %s',
+                        attachment_id, bdm.volume_id, exc)
+            continue
+        bdm.attachment_id = None
+        if bdm.obj_attr_is_set('id'):
+            try:
+                bdm.save()
+            except Exception as exc:
+                LOG.warning('Could not save the mapping of volume %s: %s', bdm.volume_id,
+                            exc)
 
 
 def _scheduling_error(exc: Exception) -> Exception:
@@ -104,6 +135,7 @@ def finish_requested_delete(deps: Dependencies, context: nl_context.RequestConte
     uuid = build_request.instance_uuid
     LOG.info('Instance %s was deleted while it was scheduled; cleaning up', uuid)
     free_allocations(deps, context, [uuid], until)
+    release_volumes(deps, context, build_request.mappings())
     with engine.api_transaction():
         try:
             build_request.destroy()
@@ -180,34 +212,35 @@ def schedule_and_build(deps: Dependencies, context: nl_context.RequestContext,
         return
 
     created: list[tuple[objects.Instance, objects.RequestSpec, objects.CellMapping,
-                        list[objects.Selection]]] = []
+                        list[objects.Selection], list[objects.BlockDeviceMapping]]] = []
     for build_request, spec, host_list in zip(build_requests, request_specs, host_lists,
                                               strict=True):
         selection = host_list[0]
         try:
             cell = _cell_mapping(context, selection.cell_uuid)
-            instance = _create_in_cell(deps, context, build_request, cell, selection, until)
+            made = _create_in_cell(deps, context, build_request, cell, selection, until)
         except Exception as exc:
             LOG.exception('Could not create %s in its cell', build_request.instance_uuid)
             free_allocations(deps, context, [build_request.instance_uuid], until)
             _bury_or_log(deps, context, build_request, spec, exc, until)
             continue
-        if instance is not None:
-            created.append((instance, spec, cell, host_list))
+        if made is not None:
+            created.append((made[0], spec, cell, host_list, made[1]))
 
     if created and CONF.quota.recheck_quota:
         try:
             quota.check_deltas(context, {'instances': 0, 'cores': 0, 'ram': 0},
                                context.project_id, context.user_id)
         except exception.TooManyInstances as exc:
-            for instance, _spec, cell, _hosts in created:
+            for instance, _spec, cell, _hosts, bdms in created:
                 with nl_context.target_cell(context, cell) as cctxt:
                     instance._context = cctxt
                     _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
+                    release_volumes(deps, cctxt, bdms)
             free_allocations(deps, context, [i.uuid for i, *_ in created])
             return
 
-    for instance, spec, cell, host_list in created:
+    for instance, spec, cell, host_list, bdms in created:
         selection = host_list[0]
         with nl_context.target_cell(context, cell) as cctxt:
             instance._context = cctxt
@@ -217,12 +250,13 @@ def schedule_and_build(deps: Dependencies, context: nl_context.RequestContext,
                     request_spec=spec, filter_properties=_filter_properties(host_list),
                     admin_password=admin_password, injected_files=injected_files,
                     requested_networks=requested_networks, node=selection.nodename,
-                    host_list=host_list[1:])
+                    host_list=host_list[1:], block_device_mapping=bdms)
             except Exception as exc:
                 LOG.exception('Could not hand %s to %s', instance.uuid,
                               selection.service_host)
                 free_allocations(deps, context, [instance.uuid], until)
                 _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
+                release_volumes(deps, cctxt, bdms)
 
 
 # Cell mappings by uuid: a cell's mapping (its database and broker) changes only through
@@ -252,9 +286,11 @@ class _NotOurs(Exception):
 
 def _create_in_cell(deps: Dependencies, context: nl_context.RequestContext,
                     build_request: objects.BuildRequest, cell: objects.CellMapping,
-                    selection: objects.Selection, until: float) -> objects.Instance | None:
-    """Create the instance in ``cell`` and map it there; None if this attempt no longer
-    owns the build (its user deleted it: then nothing is left behind)."""
+                    selection: objects.Selection, until: float
+                    ) -> tuple[objects.Instance, list[objects.BlockDeviceMapping]] | None:
+    """Create the instance (and its block device mappings) in ``cell`` and map it
+    there; None if this attempt no longer owns the build (its user deleted it: then
+    nothing is left behind)."""
     state = transient.call('Taking build request %s' % build_request.instance_uuid,
                            build_request.take, until)
     if state is not Ownership.CURRENT:
@@ -265,9 +301,10 @@ def _create_in_cell(deps: Dependencies, context: nl_context.RequestContext,
         instance.availability_zone = selection.availability_zone
     with nl_context.target_cell(context, cell) as cctxt:
         instance._context = cctxt
-        instance = transient.call(
+        instance, bdms = transient.call(
             'Creating %s in cell %s' % (instance.uuid, cell.name),
-            functools.partial(_create_instance, cctxt, instance, selection), until)
+            functools.partial(_create_instance, cctxt, instance, selection,
+                              build_request.mappings()), until)
     try:
         transient.call('Mapping %s to cell %s' % (instance.uuid, cell.name),
                        functools.partial(_map, context, build_request, cell), until)
@@ -279,13 +316,16 @@ def _create_in_cell(deps: Dependencies, context: nl_context.RequestContext,
         # A stale attempt leaves the row: the current one adopts it.
         _let_go(deps, context, build_request, exc.state, until)
         return None
-    return instance
+    return instance, bdms
 
 
 def _create_instance(cctxt: nl_context.RequestContext, instance: objects.Instance,
-                     selection: objects.Selection) -> objects.Instance:
-    """Create the instance's row, or adopt the one an earlier attempt of this build
-    created before its conductor died (not yet mapped, never handed to a host)."""
+                     selection: objects.Selection,
+                     mappings: list[objects.BlockDeviceMapping]
+                     ) -> tuple[objects.Instance, list[objects.BlockDeviceMapping]]:
+    """Create the instance's row and its mappings, or adopt the ones an earlier
+    attempt of this build created before its conductor died (not yet mapped, never
+    handed to a host)."""
     try:
         existing = objects.Instance.get_by_uuid(cctxt, instance.uuid)
     except exception.InstanceNotFound:
@@ -295,12 +335,16 @@ def _create_instance(cctxt: nl_context.RequestContext, instance: objects.Instanc
             raise exception.InstanceExists(name=instance.uuid)
         LOG.info('Instance %s was created in its cell by an earlier attempt of its '
                  'build; adopting it', instance.uuid)
-        return existing
+        return existing, list(objects.BlockDeviceMappingList.get_by_instance_uuid(
+            cctxt, instance.uuid)) if mappings else []
     # The row is written now: the lost-build check measures how long it has waited for
     # a host from here, not from the API's create.
     instance.updated_at = timeutils.utcnow(with_timezone=True)
+    bdms = [objects.BlockDeviceMapping.from_request(cctxt, m.to_request()) for m in mappings]
     with engine.cell_transaction(cctxt):
         instance.create()
+        for bdm in bdms:
+            bdm.create()
         # The scheduling is done: its event starts and ends here (a failure later, the
         # quota recheck or the cast, marks it Error). The host's build event starts as
         # the build is handed to it; the compute finishes it.
@@ -308,7 +352,7 @@ def _create_instance(cctxt: nl_context.RequestContext, instance: objects.Instanc
             cctxt, instance.uuid, instance_actions.CREATE,
             [(SCHEDULE_EVENT, CONF.host, 'Success'),
              (BUILD_EVENT, selection.service_host, None)])
-    return instance
+    return instance, bdms
 
 
 def _map(context: nl_context.RequestContext, build_request: objects.BuildRequest,
@@ -360,6 +404,9 @@ def _bury_or_log(deps: Dependencies, context: nl_context.RequestContext,
         if state is not Ownership.CURRENT:
             _let_go(deps, context, build_request, state, until)
             return
+        # The server will not be built: the volumes reserved for it are let go (their
+        # mappings go to cell0 with it, and its delete deletes what it must).
+        release_volumes(deps, context, build_request.mappings())
         transient.call('Putting %s in cell0' % build_request.instance_uuid,
                        functools.partial(bury_in_cell0, context, build_request, spec, error),
                        until)
@@ -383,6 +430,9 @@ def bury_in_cell0(context: nl_context.RequestContext, build_request: objects.Bui
             instance = objects.Instance.get_by_uuid(cctxt, instance.uuid)
         except exception.InstanceNotFound:
             instance.create()
+            for bdm in build_request.mappings():
+                objects.BlockDeviceMapping.from_request(
+                    cctxt, dict(bdm.to_request(), attachment_id=None)).create()
             objects.InstanceAction.action_start(cctxt, instance.uuid,
                                                 instance_actions.CREATE, want_result=False)
             objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT,
@@ -410,9 +460,13 @@ def reschedule(deps: Dependencies, context: nl_context.RequestContext, instance:
                host_list: list[objects.Selection], image: dict[str, Any] | None,
                filter_properties: dict[str, Any], admin_password: str | None,
                injected_files: list[Any], requested_networks: RequestedNetworks | None,
-               request_spec: objects.RequestSpec | None) -> None:
+               request_spec: objects.RequestSpec | None,
+               block_device_mapping: list[objects.BlockDeviceMapping] | None = None) -> None:
     """Build on the next alternate whose allocation can still be claimed; when none is
     left, ERROR with a fault that names each host tried and why it failed.
+
+    ``block_device_mapping``: the mappings the failed build had (None: read them, as
+    for a build re-driven without them).
 
     ``retry['failures']`` carries ``[host, reason]`` pairs from one attempt to the next:
     the compute adds its build failure, this adds the alternates Placement refused.
@@ -432,6 +486,9 @@ def reschedule(deps: Dependencies, context: nl_context.RequestContext, instance:
         if requested_networks is None:
             requested_networks = requested_networks_of(request_spec)
         remaining = _schedule_again(deps, context, instance, request_spec, failures)
+    if block_device_mapping is None and remaining:
+        block_device_mapping = list(objects.BlockDeviceMappingList.get_by_instance_uuid(
+            context, instance.uuid))
     # The scheduler claimed its first choice itself; alternates are claimed here.
     scheduled = bool(remaining) and not host_list
     while remaining:
@@ -480,7 +537,7 @@ def reschedule(deps: Dependencies, context: nl_context.RequestContext, instance:
             request_spec=request_spec, filter_properties=dict(filter_properties, retry=retry),
             admin_password=admin_password, injected_files=injected_files,
             requested_networks=requested_networks, node=selection.nodename,
-            host_list=remaining)
+            host_list=remaining, block_device_mapping=block_device_mapping or [])
         return
     # Short words first: the fault's message keeps 255 characters, its details all.
     error = exception.MaxRetriesExceeded(

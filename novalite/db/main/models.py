@@ -202,6 +202,7 @@ class BlockDeviceMapping(TimestampMixin, SoftDeleteMixin, Base):
     connection_info: Mapped[str | None] = mapped_column(MediumText)
     tag: Mapped[str | None] = mapped_column(String(255))
     attachment_id: Mapped[str | None] = mapped_column(String(36))
+    volume_type: Mapped[str | None] = mapped_column(String(255))
 
 
 class Tag(Base):

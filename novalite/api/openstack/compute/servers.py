@@ -8,8 +8,8 @@ from typing import Any
 import webob.exc
 from oslo_utils import strutils
 
+from novalite import block_device, exception, objects, utils
 from novalite import context as nl_context
-from novalite import exception, objects, utils
 from novalite.api import validation
 from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
@@ -20,6 +20,7 @@ from novalite.api.openstack.compute.views import servers as views_servers
 from novalite.compute import pinned_az
 from novalite.conf import CONF
 from novalite.policies import servers as srv_policies
+from novalite.volume import cinder
 
 SERVERS = srv_policies.SERVERS
 
@@ -158,7 +159,8 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
         flavor = self._flavor_from_ref(context, server['flavorRef'])
         image_href = common.get_id_from_href(server['imageRef']) \
             if server.get('imageRef') else None
-        image_href = _boot_image(image_href, server.get('block_device_mapping_v2') or [])
+        image_href, volume_mappings = _block_devices(
+            req, image_href, server.get('block_device_mapping_v2') or [])
         admin_password = server.get('adminPass') or _generate_password()
         if server.get('trusted_image_certificates'):
             raise webob.exc.HTTPBadRequest(explanation=(
@@ -191,6 +193,7 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
                 security_groups=[g['name'] for g in server.get('security_groups') or []
                                  if g.get('name')],
                 auto_disk_config=disk_config_from_api(server.get('OS-DCF:diskConfig')),
+                block_device_mapping=volume_mappings,
                 **requested)
         except exception.FlavorNotFound as exc:
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
@@ -245,31 +248,31 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
         self.compute_api.delete(context, instance)
 
 
-_NO_CINDER = ('Volumes need the Block Storage service (Cinder), which novalite does not '
-              'support: boot from an image.')
+def _block_devices(req: wsgi.Request, image_href: str | None, api_bdms: list[dict]
+                   ) -> tuple[str | None, list[dict[str, Any]]]:
+    """The image to boot from local disk and the volume mappings of
+    block_device_mapping_v2 (400 for what makes no sense; see ``novalite.block_device``)."""
+    for bdm in api_bdms:
+        if bdm.get('volume_type') is not None and not avr.is_supported(req, '2.67'):
+            raise webob.exc.HTTPBadRequest(explanation=(
+                "Additional properties are not allowed ('volume_type' was unexpected)"))
+        if 'tag' in bdm and not (avr.is_supported(req, '2.42') or
+                                 avr.is_supported(req, '2.32', '2.32')):
+            raise webob.exc.HTTPBadRequest(explanation=(
+                "Additional properties are not allowed ('tag' was unexpected)"))
+    if not api_bdms:
+        return image_href, []
+    try:
+        image_href, volumes = block_device.parse(api_bdms, image_href)
+    except exception.InvalidBDM as exc:
+        raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+    if volumes and not cinder.configured():
+        raise webob.exc.HTTPBadRequest(explanation=NO_CINDER)
+    return image_href, volumes
 
 
-def _boot_image(image_href: str | None, bdms: list[dict]) -> str | None:
-    """The image to boot, from imageRef or the image->local boot disk of
-    block_device_mapping_v2 (what openstackclient sends); 400 for anything else."""
-    for bdm in bdms:
-        source = bdm.get('source_type', 'blank' if not bdm.get('uuid') else None)
-        if bdm.get('destination_type') == 'volume' or source in ('volume', 'snapshot'):
-            raise webob.exc.HTTPBadRequest(explanation=_NO_CINDER)
-        if source != 'image':
-            raise webob.exc.HTTPBadRequest(explanation=(
-                'Only an image boot disk is supported in block_device_mapping_v2; '
-                'ephemeral and swap disks come from the flavor.'))
-        if str(bdm.get('boot_index', 0)) != '0':
-            raise webob.exc.HTTPBadRequest(explanation=(
-                'An image in block_device_mapping_v2 must be the boot disk (boot_index 0).'))
-        image_id = bdm.get('uuid') or bdm.get('image_id')
-        if image_href and image_id != image_href:
-            raise webob.exc.HTTPBadRequest(explanation=(
-                'imageRef %s and the boot image %s of block_device_mapping_v2 differ.'
-                % (image_href, image_id)))
-        image_href = image_id
-    return image_href
+NO_CINDER = ('Volumes need the Block Storage service (Cinder), which this cloud does not '
+             'have: its [cinder] options name no endpoint.')
 
 
 def _requested_destination(context: nl_context.RequestContext,

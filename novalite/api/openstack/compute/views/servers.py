@@ -109,7 +109,9 @@ class ViewBuilder(common.ViewBuilder):
             'OS-EXT-STS:task_state': f('task_state'),
             'OS-EXT-STS:vm_state': f('vm_state'),
             'OS-EXT-STS:power_state': f('power_state', 0),
-            'os-extended-volumes:volumes_attached': [],
+            'os-extended-volumes:volumes_attached': extend['volumes'].get(instance.uuid, [])
+            if 'volumes' in extend else
+            server_fields.volumes_attached(req, [instance]).get(instance.uuid, []),
         }
         # Those of its ports; none (no key, as in Nova) while it has no port.
         groups = extend.get('security_groups', {}).get(instance.uuid)
@@ -170,6 +172,7 @@ class ViewBuilder(common.ViewBuilder):
         answers.update(server_fields.host_status_answers(req, instances))
         answers.update(server_fields.request_specs(req, instances))
         answers['security_groups'] = sg_views.for_servers(req, instances)
+        answers['volumes'] = server_fields.volumes_attached(req, instances)
         return answers
 
     def _image(self, req: wsgi.Request, instance: objects.Instance) -> dict | str:

@@ -1,0 +1,177 @@
+"""The compute API of a server's volumes (os-volume_attachments): the checks Nova makes,
+then the server's host does the work (``compute/volume_attach.py``).
+
+Attach: the host chooses the device and makes the mapping (a call, under the
+instance's lock), then the volume is reserved in Cinder for it (an attachment without a
+connector: Cinder refuses a volume that is not ``available``), then the host is told to
+attach it. A server that is shelved offloaded has no host: its mapping is made and the
+volume reserved here, and the host it is unshelved on attaches it.
+Detach: Cinder is told the volume is ``detaching`` (it refuses a volume not in use),
+then the host detaches it; a shelved-offloaded server's volume is let go here.
+
+Functions of a flow module: each takes the compute API first (``compute.api.API``
+makes them its methods).
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from oslo_log import log as logging
+
+from novalite import context as nl_context
+from novalite import exception, objects
+from novalite.compute import instance_actions, instance_edit, vm_states
+from novalite.context import RequestContext
+
+if TYPE_CHECKING:
+    from novalite.compute.api import API
+
+LOG = logging.getLogger(__name__)
+
+# Nova's check_instance_state of attach_volume and detach_volume.
+ATTACH_STATES = (vm_states.ACTIVE, vm_states.PAUSED, vm_states.STOPPED, vm_states.RESIZED,
+                 vm_states.SOFT_DELETED, vm_states.SHELVED, vm_states.SHELVED_OFFLOADED)
+DETACH_STATES = ATTACH_STATES + (vm_states.SUSPENDED,)
+
+
+def get_volume_mappings(api: API, context: RequestContext,
+                        instance: objects.Instance) -> list[objects.BlockDeviceMapping]:
+    """The server's volumes (none while it is being scheduled)."""
+    return instance_edit.in_cell(
+        context, instance.uuid, [], lambda cctxt: [
+            bdm for bdm in objects.BlockDeviceMappingList.get_by_instance_uuid(
+                cctxt, instance.uuid) if bdm.is_volume])
+
+
+def attach_volume(api: API, context: RequestContext, instance: objects.Instance,
+                  volume_id: str, device: str | None = None, disk_bus: str | None = None,
+                  device_type: str | None = None, tag: str | None = None,
+                  delete_on_termination: bool = False) -> str:
+    """Attach ``volume_id`` to the server; the device it will be.
+
+    :raises InstanceInvalidState, InstanceIsLocked: (409)
+    :raises VolumeNotFound: (404) no such volume, or not the caller's
+    :raises InvalidVolume: (400) Cinder refuses to reserve it (not available...)
+    """
+    instance_edit.check_instance_lock(context, instance)
+    instance_edit.check_instance_state(instance, 'attach_volume', ATTACH_STATES)
+    volume = api.volume_api.get(context, volume_id)
+    api.volume_api.check_availability_zone(context, volume, instance=instance)
+    if instance.vm_state == vm_states.SHELVED_OFFLOADED:
+        return _attach_shelved_offloaded(api, context, instance, volume_id, device,
+                                         disk_bus, device_type, tag, delete_on_termination)
+    with api.host_context(context, instance) as cctxt:
+        bdm = api.compute_rpcapi.reserve_block_device_name(
+            cctxt, instance, device, volume_id, disk_bus=disk_bus, device_type=device_type,
+            tag=tag, delete_on_termination=delete_on_termination)
+        try:
+            bdm.attachment_id = api.volume_api.attachment_create(
+                cctxt, volume_id, instance.uuid)['id']
+            bdm.save()
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.ATTACH_VOLUME,
+                                                want_result=False)
+            api.compute_rpcapi.attach_volume(cctxt, instance, bdm)
+        except Exception:
+            _forget(api, cctxt, bdm)
+            raise
+    return bdm.device_name or ''
+
+
+def _attach_shelved_offloaded(api: API, context: RequestContext, instance: objects.Instance,
+                              volume_id: str, device: str | None, disk_bus: str | None,
+                              device_type: str | None, tag: str | None,
+                              delete_on_termination: bool) -> str:
+    """No host: the mapping and the reservation only (Nova gives no device name: the
+    host it is unshelved on chooses it)."""
+    with _in_cell(context, instance) as cctxt:
+        bdm = objects.BlockDeviceMapping(
+            cctxt, instance_uuid=instance.uuid, source_type='volume',
+            destination_type='volume', volume_id=volume_id, device_name=None,
+            disk_bus=disk_bus, device_type=device_type or 'disk', boot_index=None,
+            delete_on_termination=delete_on_termination, tag=tag, no_device=False)
+        bdm.create()
+        try:
+            bdm.attachment_id = api.volume_api.attachment_create(cctxt, volume_id,
+                                                                 instance.uuid)['id']
+            bdm.save()
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.ATTACH_VOLUME,
+                                                want_result=False)
+        except Exception:
+            _forget(api, cctxt, bdm)
+            raise
+    return ''
+
+
+def _forget(api: API, context: RequestContext, bdm: objects.BlockDeviceMapping) -> None:
+    """Undo an attach that did not reach the host: the reservation and the mapping."""
+    if bdm.attachment_id:
+        try:
+            api.volume_api.attachment_delete(context, bdm.attachment_id)
+        except Exception as exc:
+            LOG.warning('Could not delete the attachment %s of volume %s: %s',
+                        bdm.attachment_id, bdm.volume_id, exc)
+    try:
+        bdm.destroy()
+    except Exception as exc:
+        LOG.warning('Could not delete the mapping of volume %s: %s', bdm.volume_id, exc)
+
+
+@contextlib.contextmanager
+def _in_cell(context: RequestContext, instance: objects.Instance) -> Iterator[RequestContext]:
+    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+    assert mapping.cell_mapping is not None, 'a shelved server is in a cell'
+    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+        instance._context = cctxt
+        yield cctxt
+
+
+def detach_volume(api: API, context: RequestContext, instance: objects.Instance,
+                  volume_id: str) -> None:
+    """Detach ``volume_id`` from the server.
+
+    :raises InstanceInvalidState, InstanceIsLocked: (409)
+    :raises VolumeBDMNotFound: (404) the volume is not attached to the server
+    :raises InvalidVolume: (400) the root volume, or Cinder refuses (not in use)
+    """
+    instance_edit.check_instance_lock(context, instance)
+    instance_edit.check_instance_state(instance, 'detach_volume', DETACH_STATES)
+    bdm = _mapping(context, instance, volume_id)
+    if bdm.is_root:
+        raise exception.InvalidVolume(reason="Can't detach root device volume")
+    if instance.vm_state == vm_states.SHELVED_OFFLOADED:
+        with _in_cell(context, instance) as cctxt:
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.DETACH_VOLUME,
+                                                want_result=False)
+            bdm._context = cctxt
+            _forget(api, cctxt, bdm)
+        return
+    with api.host_context(context, instance) as cctxt:
+        api.volume_api.begin_detaching(cctxt, volume_id)
+        try:
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.DETACH_VOLUME,
+                                                want_result=False)
+            api.compute_rpcapi.detach_volume(cctxt, instance, volume_id,
+                                             bdm.attachment_id)
+        except Exception:
+            api.volume_api.roll_detaching(cctxt, volume_id)
+            raise
+
+
+def _mapping(context: RequestContext, instance: objects.Instance,
+             volume_id: str) -> objects.BlockDeviceMapping:
+    def get(cctxt: RequestContext) -> objects.BlockDeviceMapping | None:
+        try:
+            return objects.BlockDeviceMapping.get_by_volume_and_instance(cctxt, volume_id,
+                                                                         instance.uuid)
+        except exception.VolumeBDMNotFound:
+            return None
+    found = instance_edit.in_cell(context, instance.uuid, None, get)
+    if found is None:
+        raise exception.VolumeBDMNotFound(volume_id=volume_id)
+    return found

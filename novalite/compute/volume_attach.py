@@ -1,0 +1,151 @@
+"""A volume attached to and detached from a server on its host (os-volume_attachments).
+
+Called by the compute manager with the instance lock held; no task state is set (as in
+Nova), so none can be left behind. The API reserved the volume (an attachment without a
+connector) after this host chose the device name and made the mapping
+(``reserve_block_device_name``). Attach gives the attachment this host's connector,
+adds the disk to the guest (``driver.attach_volume``) and completes the attachment;
+when the driver cannot, the attachment is deleted and the mapping with it (the volume is
+``available`` again). Detach removes the disk from the guest, deletes the attachment
+and the mapping; when the guest keeps the disk, Cinder is told the volume is still in
+use (``roll_detaching``). Each records its instance-action event and a fault on failure.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from oslo_log import log as logging
+
+from novalite import block_device, exception, objects, transient
+from novalite.compute import block_devices
+from novalite.compute.interfaces import recorded
+
+if TYPE_CHECKING:
+    from novalite.compute.manager import ComputeManager
+    from novalite.context import RequestContext
+
+LOG = logging.getLogger(__name__)
+
+ATTACH_EVENT = 'compute_attach_volume'
+DETACH_EVENT = 'compute_detach_volume'
+# A detach's Cinder steps outlast a short outage as a delete's do.
+_RETRIES = block_devices.DELETE_RETRIES
+
+
+def reserve_block_device_name(mgr: ComputeManager, context: RequestContext,
+                              instance: objects.Instance, device: str | None,
+                              volume_id: str, disk_bus: str | None, device_type: str | None,
+                              tag: str | None, delete_on_termination: bool
+                              ) -> objects.BlockDeviceMapping:
+    """The mapping of a volume about to be attached, with the device it will be (the
+    next free one unless ``device`` names one that is free); the API then reserves the
+    volume in Cinder for it.
+
+    :raises InvalidDevicePath: ``device`` is taken
+    """
+    bdms = list(objects.BlockDeviceMappingList.get_by_instance_uuid(context, instance.uuid))
+    used = [block_devices.ROOT_DEVICE] if instance.image_ref else []
+    used += [bdm.device_name for bdm in bdms if bdm.device_name]
+    if device and block_device.prepend_dev(device) not in used:
+        block_device.validate_device_name(device)
+        name = block_device.prepend_dev(device) or ''
+    else:
+        # As Nova's libvirt driver: a requested name is a hint; the next free one is used.
+        name = block_device.next_device_name(used)
+    bdm = objects.BlockDeviceMapping(
+        context, instance_uuid=instance.uuid, source_type='volume',
+        destination_type='volume', volume_id=volume_id, device_name=name,
+        disk_bus=disk_bus, device_type=device_type or 'disk', boot_index=None,
+        delete_on_termination=delete_on_termination, tag=tag, no_device=False)
+    bdm.create()
+    return bdm
+
+
+def attach_volume(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                  bdm: objects.BlockDeviceMapping) -> None:
+    with recorded(mgr, context, instance, ATTACH_EVENT, 'volume_attach', reraise=False):
+        try:
+            _attach(mgr, context, instance, bdm)
+        except Exception:
+            _undo_attach(mgr, context, instance, bdm)
+            raise
+    LOG.info('Volume %s attached to %s as %s', bdm.volume_id, instance.uuid,
+             bdm.device_name)
+
+
+def _attach(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+            bdm: objects.BlockDeviceMapping) -> None:
+    assert bdm.attachment_id is not None and bdm.volume_id is not None
+    connector = mgr.driver.get_volume_connector(instance)
+    attachment = mgr.volume_api.attachment_update(context, bdm.attachment_id, connector,
+                                                  bdm.device_name)
+    info = dict(attachment.get('connection_info') or {})
+    info['serial'] = bdm.volume_id
+    mgr.driver.attach_volume(context, info, instance, bdm.device_name or '',
+                             disk_bus=bdm.disk_bus, device_type=bdm.device_type)
+    bdm.set_connection(info)
+    try:
+        bdm.save()
+        mgr.volume_api.attachment_complete(context, bdm.attachment_id)
+    except Exception:
+        # The guest has the disk: take it out again before the attachment goes.
+        try:
+            mgr.driver.detach_volume(context, info, instance, bdm.device_name or '')
+        except Exception as exc:
+            LOG.warning('Could not detach volume %s from %s again: %s', bdm.volume_id,
+                        instance.uuid, exc)
+        raise
+
+
+def _undo_attach(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                 bdm: objects.BlockDeviceMapping) -> None:
+    if bdm.attachment_id:
+        try:
+            mgr.volume_api.attachment_delete(context, bdm.attachment_id)
+        except Exception as exc:
+            LOG.warning('Could not delete the attachment %s of volume %s: %s',
+                        bdm.attachment_id, bdm.volume_id, exc)
+    try:
+        bdm.destroy()
+    except Exception as exc:
+        LOG.warning('Could not delete the mapping of volume %s of %s: %s', bdm.volume_id,
+                    instance.uuid, exc)
+
+
+def detach_volume(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                  volume_id: str, attachment_id: str | None) -> None:
+    with recorded(mgr, context, instance, DETACH_EVENT, 'volume_detach', reraise=False):
+        try:
+            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(context, volume_id,
+                                                                        instance.uuid)
+        except exception.VolumeBDMNotFound:
+            LOG.info('Volume %s is not attached to %s (detached already)', volume_id,
+                     instance.uuid)
+            return
+        _detach(mgr, context, instance, bdm)
+    LOG.info('Volume %s detached from %s', volume_id, instance.uuid)
+
+
+def _detach(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+            bdm: objects.BlockDeviceMapping) -> None:
+    assert bdm.volume_id is not None
+    info = bdm.connection
+    if info is not None:
+        try:
+            mgr.driver.detach_volume(context, info, instance, bdm.device_name or '')
+        except Exception:
+            # The guest still has it: so does the server, and Cinder says so again.
+            try:
+                mgr.volume_api.roll_detaching(context, bdm.volume_id)
+            except Exception as exc:
+                LOG.warning('Could not tell Cinder that volume %s is still in use: %s',
+                            bdm.volume_id, exc)
+            raise
+    if bdm.attachment_id:
+        attachment_id = bdm.attachment_id
+        transient.call('Deleting the attachment %s of volume %s' % (attachment_id,
+                                                                   bdm.volume_id),
+                       lambda: block_devices.delete_attachment(mgr, context, attachment_id),
+                       max_retries=_RETRIES, max_pause=block_devices.DELETE_MAX_PAUSE)
+    bdm.destroy()
+
