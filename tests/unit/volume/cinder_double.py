@@ -100,6 +100,32 @@ class CinderDouble:
         given) with ``status`` and Cinder's fault body."""
         self.faults.append(Fault(status, message, count, path))
 
+    def add_volume(self, size: int = 1, status: str = 'available', **fields: Any
+                   ) -> dict[str, Any]:
+        """A volume the user made beforehand (in ``status``); ``fields`` overrides
+        Cinder's keys (``bootable``, ``availability_zone``, ``volume_image_metadata``)."""
+        volume_id = str(uuid.uuid4())
+        volume = {'id': volume_id, 'status': status, 'size': size, 'name': None,
+                  'description': None, 'availability_zone': 'nova', 'attachments': [],
+                  'multiattach': False, 'bootable': 'true', 'encrypted': False,
+                  'volume_type': '__DEFAULT__', 'snapshot_id': None, 'metadata': {}}
+        volume.update(fields)
+        self.volumes[volume_id] = volume
+        return volume
+
+    def add_snapshot(self, volume_id: str) -> dict[str, Any]:
+        """An available snapshot of the volume ``volume_id``."""
+        snapshot_id = str(uuid.uuid4())
+        snapshot = {'id': snapshot_id, 'status': 'available',
+                    'size': self.volumes[volume_id]['size'], 'volume_id': volume_id,
+                    'name': None, 'description': None, 'metadata': {}}
+        self.snapshots[snapshot_id] = snapshot
+        return snapshot
+
+    def attachments_of(self, server_id: str) -> list[dict[str, Any]]:
+        """The attachments Cinder holds for the server ``server_id``."""
+        return [a for a in self.attachments.values() if a['instance'] == server_id]
+
     def requests(self, method: str | None = None) -> list[Seen]:
         """The API's requests (not the version document's), optionally by method."""
         return [s for s in self.seen if s.path != '/' and (method is None or s.method == method)]
