@@ -15,7 +15,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import exception, objects
-from novalite.compute import ports, task_states, vm_states
+from novalite.compute import ports, task_states, vm_states, volume_moves
 from novalite.compute.operation import operation
 
 if TYPE_CHECKING:
@@ -45,8 +45,11 @@ def rebuild_evacuated(mgr: ComputeManager, context: RequestContext, instance: ob
                                                                         instance.uuid)
             image_meta = objects.ImageMeta.from_dict(image) if image else None
             network_info = ports.move_ports(mgr, context, instance, mgr.host)
+            # The dead host's attachments are replaced by this host's (Nova's evacuate).
+            bdms = volume_moves.release_host(mgr, context, instance)
+            bdi = volume_moves.connect_here(mgr, context, instance, bdms)
             mgr.driver.spawn(context, instance, image_meta, [], admin_password,
-                             allocations, network_info=network_info)
+                             allocations, network_info=network_info, block_device_info=bdi)
             if stopped:
                 mgr.driver.power_off(instance)
             migration.status = 'done'

@@ -15,7 +15,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import objects
-from novalite.compute import task_states, vm_states
+from novalite.compute import block_devices, task_states, vm_states, volume_moves
 from novalite.compute.operation import operation
 
 if TYPE_CHECKING:
@@ -38,13 +38,16 @@ def rebuild_instance(mgr: ComputeManager, context: RequestContext, instance: obj
     with operation(mgr, context, instance, REBUILD_EVENT, vm_states.ERROR, 'rebuild'):
         instance.task_state = task_states.REBUILD_BLOCK_DEVICE_MAPPING
         instance.save(expected_task_state=[task_states.REBUILDING])
-        mgr.driver.destroy(context, instance)
+        # Its volumes stay attached to this host across the rebuild.
+        bdi = block_devices.block_device_info(volume_moves.instance_volumes(context, instance))
+        mgr.driver.destroy(context, instance, block_device_info=bdi)
         instance.task_state = task_states.REBUILD_SPAWNING
         instance.save(expected_task_state=[task_states.REBUILD_BLOCK_DEVICE_MAPPING])
         allocations = mgr.reportclient.get_allocations_for_consumer(context, instance.uuid)
         mgr.driver.spawn(context, instance, objects.ImageMeta.from_dict(image),
                          injected_files or [], admin_password, allocations,
-                         network_info=_network_info(mgr, context, instance))
+                         network_info=_network_info(mgr, context, instance),
+                         block_device_info=bdi)
         if stopped:
             # Nova keeps a stopped server stopped across its rebuild.
             mgr.driver.power_off(instance)

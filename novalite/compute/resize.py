@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from oslo_log import log as logging
 
 from novalite import exception, notifications, objects
-from novalite.compute import ports, task_states, vm_states
+from novalite.compute import block_devices, ports, task_states, vm_states, volume_moves
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.compute.operation import operation
 from novalite.conf import CONF
@@ -122,6 +122,7 @@ def resize_instance(mgr: ComputeManager, context: RequestContext, instance: obje
     old_vm_state = _old_vm_state(instance)
     with operation(mgr, context, instance, RESIZE_EVENT, instance.vm_state, 'resize'):
         disk_info = None
+        released: list[objects.BlockDeviceMapping] = []
         try:
             _save_migration(migration, 'migrating')
             instance.task_state = task_states.RESIZE_MIGRATING
@@ -135,20 +136,27 @@ def resize_instance(mgr: ComputeManager, context: RequestContext, instance: obje
             instance.node = migration.dest_node
             instance.task_state = task_states.RESIZE_MIGRATED
             instance.save(expected_task_state=task_states.RESIZE_MIGRATING)
+            # The volumes stay the server's, reserved for the destination to connect.
+            released = volume_moves.release_host(mgr, context, instance)
             _rpcapi().finish_resize(context, instance, migration, disk_info)
         except Exception:
             undo_move(mgr, context, instance, migration)
             if disk_info is not None:
                 # The disks were set aside: put them back and start the guest again.
-                _restore_source_guest(mgr, context, instance, migration, old_vm_state)
+                _restore_source_guest(mgr, context, instance, migration, old_vm_state,
+                                      released)
             raise
 
 
 def _restore_source_guest(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
-                          migration: objects.Migration, old_vm_state: str) -> None:
+                          migration: objects.Migration, old_vm_state: str,
+                          released: list[objects.BlockDeviceMapping]) -> None:
     try:
+        bdi = volume_moves.connect_here(mgr, context, instance, released) if released \
+            else None
         mgr.driver.finish_revert_migration(context, instance,
                                            instance.info_cache.network_info, migration,
+                                           block_device_info=bdi,
                                            power_on=old_vm_state != vm_states.STOPPED)
     except Exception:
         LOG.exception('Could not restore the guest of %s on %s', instance.uuid, mgr.host)
@@ -171,10 +179,11 @@ def finish_resize(mgr: ComputeManager, context: RequestContext, instance: object
             allocations = mgr.reportclient.get_allocations_for_consumer(context,
                                                                         instance.uuid)
             network_info = ports.move_ports(mgr, context, instance, mgr.host)
+            bdi = volume_moves.connect_here(mgr, context, instance)
             mgr.driver.finish_migration(
                 context, migration, instance, disk_info, network_info, None,
                 resize_instance=old.id != new.id, allocations=allocations,
-                power_on=old_vm_state != vm_states.STOPPED)
+                block_device_info=bdi, power_on=old_vm_state != vm_states.STOPPED)
             _save_migration(migration, 'finished')
             instance.power_state = mgr.driver.get_info(instance).state
             instance.vm_state = vm_states.RESIZED
@@ -239,7 +248,10 @@ def revert_resize(mgr: ComputeManager, context: RequestContext, instance: object
     notifications.notify_about_instance_action(context, instance, mgr.host,
                                                'resize_revert', notifications.START)
     with operation(mgr, context, instance, REVERT_EVENT, vm_states.ERROR):
-        mgr.driver.destroy(context, instance, destroy_disks=True)
+        bdms = volume_moves.instance_volumes(context, instance)
+        mgr.driver.destroy(context, instance, destroy_disks=True,
+                           block_device_info=block_devices.block_device_info(bdms))
+        volume_moves.release_host(mgr, context, instance, bdms)
         mgr.rt.drop_move_claim(context, migration.uuid)
         if migration.source_compute != mgr.host:
             mgr.rt.drop_move_claim(context, instance.uuid)
@@ -264,7 +276,9 @@ def finish_revert_resize(mgr: ComputeManager, context: RequestContext, instance:
         mgr.reportclient.move_allocations(context, migration.uuid, instance.uuid,
                                           target_type='INSTANCE')
         network_info = ports.move_ports(mgr, context, instance, mgr.host)
+        bdi = volume_moves.connect_here(mgr, context, instance)
         mgr.driver.finish_revert_migration(context, instance, network_info, migration,
+                                           block_device_info=bdi,
                                            power_on=old_vm_state != vm_states.STOPPED)
         instance.power_state = mgr.driver.get_info(instance).state
         instance.vm_state = old_vm_state

@@ -16,12 +16,14 @@ from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects
 from novalite.compute import (
+    block_devices,
     build,
     instance_actions,
     power_state,
     snapshot,
     task_states,
     vm_states,
+    volume_moves,
 )
 from novalite.compute.operation import operation, revert
 from novalite.conf import CONF
@@ -93,9 +95,12 @@ def offload(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
     if mgr.driver.instance_exists(instance):
         _power_off(mgr, instance, clean_shutdown)
     network_info = instance.info_cache.network_info
-    mgr.driver.destroy(context, instance, network_info=network_info)
-    # The ports stay the server's, bound to no host, until it is unshelved.
+    bdms = volume_moves.instance_volumes(context, instance)
+    mgr.driver.destroy(context, instance, network_info=network_info,
+                       block_device_info=block_devices.block_device_info(bdms))
+    # The ports and volumes stay the server's, bound to no host, until it is unshelved.
     mgr.network_api.unbind_ports(context, instance, network_info)
+    volume_moves.release_host(mgr, context, instance, bdms)
     mgr.rt.free_instance(context, instance)
     instance.power_state = power_state.NOSTATE
     instance.host = None
@@ -166,8 +171,9 @@ def _spawn(mgr: ComputeManager, context: RequestContext, instance: objects.Insta
             context, instance, mgr.host, instance.info_cache.network_info)
         instance.info_cache.network_info = network_info
         image_meta = objects.ImageMeta.from_dict(image) if image else None
+        bdi = volume_moves.connect_here(mgr, context, instance)
         mgr.driver.spawn(context, instance, image_meta, [], None, allocations,
-                         network_info=network_info)
+                         network_info=network_info, block_device_info=bdi)
     except Exception:
         _undo_spawn(mgr, context, instance, node)
         raise
@@ -178,6 +184,12 @@ def _undo_spawn(mgr: ComputeManager, context: RequestContext, instance: objects.
     # The server goes back to SHELVED_OFFLOADED with its ports: the next unshelve binds
     # them again.
     build.cleanup(mgr, context, instance, node, keep_ports=True)
+    try:
+        # The volumes stay the server's too, reserved for the next unshelve.
+        volume_moves.release_host(mgr, context, instance)
+    except Exception as exc:
+        LOG.warning('Could not release the volumes of %s from %s: %s', instance.uuid,
+                    mgr.host, exc)
     instance.host = None
     instance.node = None
     instance.compute_id = None

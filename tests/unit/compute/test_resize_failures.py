@@ -207,7 +207,7 @@ def test_an_old_guest_that_cannot_be_restarted_still_leaves_the_move_undone(host
 
     resize.resize_instance(src, cctxt, instance, migration, flavor, True)
 
-    assert restores == [{'power_on': True}]
+    assert restores == [{'block_device_info': None, 'power_on': True}]
     _assert_move_undone(src, dst, cctxt, instance, migration, 'MessagingTimeout')
 
 
