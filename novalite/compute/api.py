@@ -232,6 +232,14 @@ class API:
         """
         if flavor.disabled:
             raise exception.FlavorNotFound(flavor_id=flavor.flavorid)
+        image: dict[str, Any] | None = None
+        if image_href:
+            image = self.check_image(context, image_href, flavor)
+            # An image of a volume-backed server: its mappings (volumes made from its
+            # snapshots) boot the new server, as in Nova.
+            defined = api_images.image_defined_mappings(image)
+            if defined:
+                block_device_mapping = defined + list(block_device_mapping or [])
         volumes = api_volumes.check_create(
             context, self.image_api, self.volume_api, flavor, block_device_mapping,
             max_count, (availability_zone or '').split(':', 1)[0] or None) \
@@ -239,7 +247,7 @@ class API:
         if volumes is not None and volumes.volume_backed:
             image = volumes.root_image or {}
             image_href = None
-        else:
+        elif image is None:
             image = self.check_image(context, image_href, flavor)
         if volumes is not None and not availability_zone:
             availability_zone = volumes.availability_zone

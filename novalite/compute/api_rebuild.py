@@ -46,8 +46,8 @@ def rebuild(api: API, context: RequestContext, instance: objects.Instance, image
     instance_edit.check_instance_state(instance, 'rebuild', REBUILD_VM_STATES)
     if not instance.image_ref:
         raise exception.InvalidInput(
-            reason='Rebuilding a volume-backed server needs the Block Storage '
-                   'service (Cinder), which novalite does not support.')
+            reason='Rebuilding a volume-backed server (re-imaging its root volume in '
+                   'Cinder, microversion 2.93) is not supported by novalite yet.')
     image = api.check_image(context, image_href, instance.flavor)
     # The new image decides the disk config the request leaves open, as in Nova.
     auto_disk = disk_config.for_image(image, auto_disk_config)

@@ -36,6 +36,12 @@ def shelve(api: API, context: RequestContext, instance: objects.Instance,
            clean_shutdown: bool = True) -> None:
     instance_edit.check_instance_lock(context, instance)
     instance_edit.check_instance_state(instance, 'shelve', SHELVE_VM_STATES)
+    if not instance.image_ref:
+        # Volume-backed: no image, offloaded at once (Nova's shelve of such a server).
+        api.cast_power(context, instance, instance_actions.SHELVE, task_states.SHELVING,
+                       lambda cctxt: api.compute_rpcapi.shelve_offload_instance(
+                           cctxt, instance, clean_shutdown=clean_shutdown))
+        return
     with api.host_context(context, instance) as cctxt:
         image = api.create_image_record(cctxt, instance,
                                          '%s-shelved' % instance.display_name,

@@ -83,8 +83,9 @@ def shelve_instance(mgr: ComputeManager, context: RequestContext, instance: obje
 
 def shelve_offload_instance(mgr: ComputeManager, context: RequestContext,
                             instance: objects.Instance, clean_shutdown: bool = True) -> None:
-    """shelveOffload (or the periodic task) of a SHELVED instance."""
-    with operation(mgr, context, instance, OFFLOAD_EVENT, vm_states.SHELVED,
+    """shelveOffload (or the periodic task) of a SHELVED instance, or the shelve of a
+    volume-backed one (no image to make: its volumes keep its disks, as in Nova)."""
+    with operation(mgr, context, instance, OFFLOAD_EVENT, instance.vm_state,
                    'shelve_offload'):
         offload(mgr, context, instance, clean_shutdown)
 

@@ -37,7 +37,8 @@ def unshelve_instance(deps: build.Dependencies, context: RequestContext, instanc
             assert instance.host is not None, 'a shelved server not offloaded keeps its host'
             deps.compute_rpcapi.unshelve_instance(cctxt, instance, instance.host)
             return
-        image = _shelved_image(cctxt, instance)
+        # A volume-backed server has no shelved image: its volumes hold its disks.
+        image = _shelved_image(cctxt, instance) if instance.image_ref else {}
         if image is None:
             return
         _schedule_and_unshelve(deps, cctxt, instance, request_spec, image)
@@ -67,7 +68,8 @@ def _schedule_and_unshelve(deps: build.Dependencies, context: RequestContext,
                            image: dict) -> None:
     objects.InstanceActionEvent.event_start(context, instance.uuid, SCHEDULE_EVENT,
                                             host=CONF.host)
-    request_spec.image = objects.ImageMeta.from_dict(image)
+    if image:
+        request_spec.image = objects.ImageMeta.from_dict(image)
     request_spec.ignore_hosts = []
     try:
         host_lists = deps.query_client.select_destinations(
