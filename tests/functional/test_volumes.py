@@ -115,3 +115,30 @@ def test_image_boot_with_a_blank_extra_volume(stack, cinder, flavor):
 
     delete(stack, server_id)
     assert volume_id not in cinder.volumes
+
+
+def test_volume_type_from_2_67_reaches_cinder(stack, cinder, flavor):
+    server = boot_active(stack, flavor, [dict(_root('image', stack.image['id'], 1),
+                                              volume_type='ceph-ssd',
+                                              delete_on_termination=True)],
+                         image=False, version='2.67')
+    (volume_id,) = [v['id'] for v in server['os-extended-volumes:volumes_attached']]
+    assert cinder.volumes[volume_id]['volume_type'] == 'ceph-ssd'
+    delete(stack, server['id'])
+    assert volume_id not in cinder.volumes
+
+
+def test_the_servers_list_shows_each_servers_volumes(stack, cinder, flavor):
+    volume = cinder.add_volume()
+    backed = boot_active(stack, flavor, [_root('volume', volume['id'])], image=False)
+    plain = boot_active(stack, flavor)
+    try:
+        servers = stack.request('GET', '/servers/detail', version='2.1').json()['servers']
+        attached = {s['id']: s['os-extended-volumes:volumes_attached'] for s in servers}
+        assert attached[backed['id']] == [{'id': volume['id']}]
+        assert attached[plain['id']] == []
+        images = {s['id']: s['image'] for s in servers}
+        assert images[backed['id']] == '' and images[plain['id']]['id'] == stack.image['id']
+    finally:
+        delete(stack, backed['id'])
+        delete(stack, plain['id'])

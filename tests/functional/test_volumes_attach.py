@@ -156,6 +156,8 @@ def test_attach_the_driver_fails_lets_the_volume_go_and_records_the_error(
     wait(lambda: event()['result'] is not None)
     assert event()['event'] == 'compute_attach_volume' and event()['result'] == 'Error'
     ctxt = nl_context.get_admin_context()
+    # The fault is written just after the event's error.
+    wait(lambda: objects.InstanceFault.get_latest_for_instance(ctxt, server_id))
     latest = objects.InstanceFault.get_latest_for_instance(ctxt, server_id)
     assert latest is not None
     assert 'fake driver told to fail its attach' in latest.message, latest.message
@@ -211,3 +213,77 @@ def test_a_locked_server_refuses_attach_and_detach(stack, cinder, flavor):
         stack.request('POST', '/servers/%s/action' % server_id, json={'unlock': None})
         delete(stack, server_id)
     assert cinder.volumes[volume['id']]['status'] == 'available'
+
+
+def test_a_driver_failing_the_detach_keeps_the_volume_attached(stack, cinder, server):
+    server_id = server['id']
+    volume = cinder.add_volume()
+    _attached(stack, cinder, server_id, volume['id'])
+    drv = driver(stack, server)
+    drv.fail_detach_volume_ids.add(volume['id'])
+    try:
+        resp = stack.request('DELETE', _path(server_id, volume['id']))
+        assert resp.status_code == 202, resp.text
+        actions = stack.request('GET', '/servers/%s/os-instance-actions' % server_id,
+                                version='2.51').json()['instanceActions']
+        (action,) = [a for a in actions if a['action'] == 'detach_volume']
+
+        def result():
+            detail = stack.request('GET', '/servers/%s/os-instance-actions/%s' % (
+                server_id, action['request_id']), version='2.51').json()['instanceAction']
+            return [e['result'] for e in detail['events']]
+        wait(lambda: result() == ['Error'])
+    finally:
+        drv.fail_detach_volume_ids.discard(volume['id'])
+    assert cinder.volumes[volume['id']]['status'] == 'in-use'
+    assert [a['volume_id'] for a in cinder.attachments_of(server_id)] == [volume['id']]
+    assert [a['volumeId'] for a in _listed(stack, server_id)] == [volume['id']]
+    assert list(drv.volumes(server_id)) == ['/dev/vdb']
+    # The driver lets go now: the detach goes through.
+    assert stack.request('DELETE', _path(server_id, volume['id'])).status_code == 202
+    wait(lambda: cinder.volumes[volume['id']]['status'] == 'available')
+
+
+def test_attach_names_the_next_free_devices_and_keeps_the_tag(stack, cinder, flavor):
+    data = cinder.add_volume()
+    server = boot_active(stack, flavor, [
+        {'source_type': 'volume', 'destination_type': 'volume', 'uuid': data['id'],
+         'tag': 'data'},
+        {'source_type': 'blank', 'destination_type': 'volume', 'volume_size': 1,
+         'delete_on_termination': True}], version='2.79')
+    server_id = server['id']
+    try:
+        listed = _listed(stack, server_id, '2.79')
+        assert [(a['device'], a['tag']) for a in listed] == [('/dev/vdb', 'data'),
+                                                             ('/dev/vdc', None)]
+        third = cinder.add_volume()
+        resp = _attach(stack, server_id, third['id'], tag='logs')
+        assert resp.status_code == 200, resp.text
+        assert resp.json()['volumeAttachment']['device'] == '/dev/vdd'
+        assert resp.json()['volumeAttachment']['tag'] == 'logs'
+        wait(lambda: cinder.volumes[third['id']]['status'] == 'in-use')
+        assert sorted(driver(stack, server).volumes(server_id)) == [
+            '/dev/vdb', '/dev/vdc', '/dev/vdd']
+        paged = stack.request('GET', _path(server_id) + '?limit=1&offset=1',
+                              version='2.79').json()['volumeAttachments']
+        assert [a['device'] for a in paged] == ['/dev/vdc']
+    finally:
+        delete(stack, server_id)
+    assert cinder.volumes[data['id']]['status'] == 'available'
+    assert cinder.volumes[third['id']]['status'] == 'available'
+
+
+def test_attach_at_a_requested_free_device(stack, cinder, server):
+    volume = cinder.add_volume()
+    resp = _attach(stack, server['id'], volume['id'], device='/dev/vdf')
+    assert resp.status_code == 200, resp.text
+    assert resp.json()['volumeAttachment']['device'] == '/dev/vdf'
+    wait(lambda: cinder.volumes[volume['id']]['status'] == 'in-use')
+    assert list(driver(stack, server).volumes(server['id'])) == ['/dev/vdf']
+
+
+def test_attach_and_show_of_unknown_volumes(stack, cinder, server):
+    missing = 'e1f5d0c4-3b2a-4f19-8e7d-6c5b4a392817'
+    assert missing in fault(_attach(stack, server['id'], missing), 404)
+    resp = stack.request('GET', _path(server['id'], missing))
+    assert resp.status_code == 404, resp.text

@@ -134,3 +134,36 @@ def test_a_refused_second_volume_lets_the_first_go(stack, cinder, flavor, refuse
                 image=False)
     assert second['id'] in fault(resp, 400)
     assert cinder.volumes[first['id']]['status'] == 'available'
+
+
+def test_a_root_volume_that_is_not_bootable(stack, cinder, flavor, refused):
+    volume = cinder.add_volume(bootable='false')
+    resp = boot(stack, flavor, [_volume_bdm(volume['id'])], image=False)
+    assert fault(resp, 400) == 'Block Device %s is not bootable.' % volume['id']
+
+
+def test_snapshot_not_found(stack, flavor, refused):
+    missing = '0c3c6e4e-53a4-4f3a-9f0e-8b7d6c5b4a39'
+    resp = boot(stack, flavor, [{'source_type': 'snapshot', 'destination_type': 'volume',
+                                 'uuid': missing, 'boot_index': 0}], image=False)
+    assert fault(resp, 400) == ('Block Device Mapping is Invalid: failed to get snapshot '
+                                '%s.' % missing)
+
+
+def test_image_not_found(stack, flavor, refused):
+    missing = '3f0b1c9e-2d4a-4c8e-9b6f-7a5d4c3b2a10'
+    resp = boot(stack, flavor, [{'source_type': 'image', 'destination_type': 'volume',
+                                 'uuid': missing, 'boot_index': 0, 'volume_size': 1}],
+                image=False)
+    assert fault(resp, 400) == ('Block Device Mapping is Invalid: failed to get image %s.'
+                                % missing)
+
+
+def test_a_volume_smaller_than_the_images_min_disk(stack, flavor, refused):
+    image = stack.glance.add_image('needs-5g', min_disk=5)
+    resp = boot(stack, flavor, [{'source_type': 'image', 'destination_type': 'volume',
+                                 'uuid': image['id'], 'boot_index': 0, 'volume_size': 1}],
+                image=False)
+    assert fault(resp, 400) == (
+        'Volume is smaller than the minimum size specified in image metadata. Volume size '
+        'is 1073741824 bytes, minimum size is 5368709120 bytes.')
