@@ -14,6 +14,7 @@ of Keystone's catalog. ``../shared/CINDER.md`` is the recipe this follows.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -26,12 +27,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypedDict
 
 import requests
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 
 from novalite.allinone import ceph as ceph_cluster
 from novalite.allinone import process
 from novalite.allinone.ceph import CephCluster, CephRecord
 from novalite.allinone.glance import free_port
-from novalite.allinone.neutron import KeystoneAuth, Sections, write_ini
+from novalite.allinone.neutron import KeystoneAuth, Sections, short_prefix, write_ini
 from novalite.allinone.ovn import alive, wait_gone
 
 ENV_VAR = 'NOVALITE_CINDER_VENV'
@@ -278,6 +281,8 @@ class CinderOnCeph:
                 'default_volume_type': '__DEFAULT__',
                 # A service is seen up within seconds of its start, and down soon.
                 'report_interval': 2, 'service_down_time': 20,
+                # A stop waits for a request under way this long, not a minute.
+                'graceful_shutdown_timeout': 5,
             },
             # A shared database server may be near its connection limit.
             'database': {'connection': db_url, 'max_pool_size': 2, 'max_overflow': 3},
@@ -417,17 +422,26 @@ def processes(record: VolumeRecord) -> dict[str, int]:
     return {name: pid for name, pid in pids.items() if alive(pid) and _ours(pid, record)}
 
 
-def teardown_processes(record: VolumeRecord) -> list[str]:
-    """Stop Cinder's processes of ``record`` (their process groups); returns errors."""
-    for name, pid in processes(record).items():
-        if name in record['pids']:  # a group leader: its workers go with it
-            process.kill_group(pid, timeout=10.0)
-    for pid in processes(record).values():
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    wait_gone(list(processes(record).values()), 2.0)
+def teardown_processes(record: VolumeRecord, timeout: float = 10.0) -> list[str]:
+    """Stop Cinder's processes of ``record``: SIGTERM to the recorded process groups
+    (workers go with their leader) and to any other process of it, SIGKILL to what
+    outlives ``timeout``; returns errors. Zombies (children of this process, not yet
+    reaped) count as gone."""
+    for sig, grace in ((signal.SIGTERM, timeout), (signal.SIGKILL, 2.0)):
+        running = processes(record)
+        if not running:
+            return []
+        for pid in {*record['pids'].values(), *running.values()}:
+            try:
+                os.killpg(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in running.values():
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        wait_gone(list(running.values()), grace)
     left = processes(record)
     return ['Cinder processes still running: %s' % left] if left else []
 
@@ -442,3 +456,121 @@ def leftovers(record: VolumeRecord, removed: bool = True) -> list[str]:
     """Cinder's processes and the Ceph cluster's daemons (and folder) still there."""
     left = ['process %s (pid %d)' % item for item in processes(record).items()]
     return left + ceph_cluster.leftovers(record['ceph'], removed)
+
+
+# -- novalite-all's ---------------------------------------------------------------------
+
+RABBIT_URL = 'rabbit://guest:guest@127.0.0.1:5672'
+
+
+class AllInOneCinder(CinderOnCeph):
+    """Cinder and Ceph for novalite-all (noauth), under its state folder's ``cinder/``.
+
+    Ceph is made anew at each start, so Cinder's database (on the MariaDB server
+    ``db_server``, its name kept in the state folder) is made anew with it, and its
+    three services get a RabbitMQ vhost of the same name on ``rabbit_url``'s broker
+    (made with ``rabbitmqctl``). A stop removes all of it: volumes do not outlive
+    novalite-all. What a killed novalite-all left running is removed by the next start
+    with its state folder (``check()``), found from the record kept there while it ran.
+    """
+
+    def __init__(self, state_dir: str, db_server: str, rabbit_url: str = RABBIT_URL,
+                 venv: str | None = None, port: int | None = None) -> None:
+        state_dir = os.path.abspath(state_dir)
+        os.makedirs(state_dir, exist_ok=True)
+        self.record_file = os.path.join(state_dir + '.json')
+        self.db_server = db_server
+        self.rabbit_url = rabbit_url
+        self.name = 'novalite_all_cinder_%s' % short_prefix('novalite-all:' + state_dir)[2:]
+        # What a killed novalite-all of this state folder left, removed by check().
+        self.removed: list[str] = []
+        super().__init__(state_dir, short_prefix('novalite-all:' + state_dir), venv=venv,
+                         port=port, on_record=self._save_record)
+
+    def _save_record(self, record: VolumeRecord) -> None:
+        tmp = self.record_file + '.tmp'
+        with open(tmp, 'w') as out:
+            json.dump(record, out)
+        os.replace(tmp, self.record_file)
+
+    def check(self) -> None:
+        """``CinderOnCeph.check``, then what a killed novalite-all of this state folder
+        left running removed, and the message bus's ``rabbitmqctl`` looked for."""
+        super().check()
+        if shutil.which('rabbitmqctl') is None:
+            raise RuntimeError('Cinder cannot run: rabbitmqctl not found (its services '
+                               'talk over RabbitMQ, on %s)' % self.rabbit_url)
+        try:
+            with open(self.record_file) as f:
+                record: VolumeRecord = json.load(f)
+        except FileNotFoundError:
+            return
+        self.removed = leftovers(record, removed=False)
+        errors = teardown(record)
+        if errors:
+            raise RuntimeError('could not remove what an earlier novalite-all of this '
+                               'state folder left running: %s' % '; '.join(errors))
+        os.remove(self.record_file)
+
+    def launch(self) -> None:
+        """The database and vhost made anew, then ``start()``, on a thread of its own
+        (``wait_started()`` collects it)."""
+        pool = ThreadPoolExecutor(1, thread_name_prefix='cinder-start')
+        self._started = pool.submit(self._make_and_start)
+        pool.shutdown(wait=False)
+
+    def _make_and_start(self) -> str:
+        self.record_shared(self.name, self.name)
+        db_url = self._remake_database()
+        _rabbitmqctl('add_vhost', self.name, ok_if='already exists')
+        _rabbitmqctl('set_permissions', '-p', self.name, make_url(
+            self.rabbit_url.replace('rabbit://', 'amqp://', 1)).username or 'guest',
+            '.*', '.*', '.*')
+        return self.start(db_url, '%s/%s' % (self.rabbit_url.rstrip('/'), self.name))
+
+    def _engine(self) -> sa.Engine:
+        return sa.create_engine(self.db_server, isolation_level='AUTOCOMMIT',
+                                poolclass=sa.pool.NullPool)
+
+    def _remake_database(self) -> str:
+        engine = self._engine()
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql('DROP DATABASE IF EXISTS `%s`' % self.name)
+                conn.exec_driver_sql('CREATE DATABASE `%s` CHARACTER SET utf8mb4' % self.name)
+        except sa.exc.OperationalError as exc:
+            raise RuntimeError("Cinder's database server %s cannot be reached (%s): start "
+                               'MariaDB there, or name another with --cinder-db-server'
+                               % (self.db_server, exc.orig)) from exc
+        finally:
+            engine.dispose()
+        return make_url(self.db_server).set(database=self.name).update_query_dict(
+            {'charset': 'utf8mb4'}).render_as_string(hide_password=False)
+
+    def stop(self, remove: bool = True) -> list[str]:
+        """``CinderOnCeph.stop``, then the database and vhost; the record goes once
+        nothing it lists is left."""
+        errors = super().stop(remove)
+        engine = self._engine()
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql('DROP DATABASE IF EXISTS `%s`' % self.name)
+        except sa.exc.OperationalError as exc:
+            errors.append('dropping database %s: %s' % (self.name, exc.orig))
+        finally:
+            engine.dispose()
+        try:
+            _rabbitmqctl('delete_vhost', self.name, ok_if='does not exist')
+        except RuntimeError as exc:
+            errors.append(str(exc))
+        if not errors and not self.leftovers() and os.path.exists(self.record_file):
+            os.remove(self.record_file)
+        return errors
+
+
+def _rabbitmqctl(*args: str, ok_if: str = '') -> None:
+    result = subprocess.run(['rabbitmqctl', *args], capture_output=True, text=True,
+                            timeout=60, stdin=subprocess.DEVNULL)
+    if result.returncode != 0 and not (ok_if and ok_if in result.stdout + result.stderr):
+        raise RuntimeError('rabbitmqctl %s failed (%s): %s' % (
+            ' '.join(args), result.returncode, result.stderr.strip()))

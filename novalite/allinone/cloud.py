@@ -41,8 +41,10 @@ def ensure_flavors() -> list[str]:
     return created
 
 
-# The services a cloud of novalite answers for (the network when Neutron runs).
+# The services a cloud of novalite answers for (the network when Neutron runs, the
+# volumes when Cinder does).
 SERVED = ('compute', 'image', 'placement', 'identity')
+VOLUME_SERVICES = ('block-storage',)
 
 
 def disabled_services(served: tuple[str, ...], runner: str = 'novalite-all'
@@ -65,11 +67,26 @@ def disabled_services(served: tuple[str, ...], runner: str = 'novalite-all'
     return keys
 
 
+def volume_endpoints(volume_url: str) -> dict[str, Any]:
+    """clouds.yaml keys that send volume calls to the Cinder at ``volume_url`` (its
+    root), which runs with noauth: no project id in its URLs, and the admin token
+    ``admin:admin`` makes the caller the admin of project ``admin``. openstackclient's
+    volume commands and openstacksdk's ``block_storage`` read one of these names each,
+    after the service type or one of its aliases."""
+    endpoint = volume_url + '/v3'
+    return {'block_storage_endpoint_override': endpoint,
+            'volumev3_endpoint_override': endpoint,
+            'volume_endpoint_override': endpoint,
+            'block_storage_api_version': '3', 'volume_api_version': '3'}
+
+
 def clouds_config(compute_url: str, image_url: str, placement_url: str,
-                  network_url: str | None = None) -> dict[str, Any]:
+                  network_url: str | None = None,
+                  volume_url: str | None = None) -> dict[str, Any]:
     """The ``clouds.yaml`` content: cloud ``novalite``, admin token, endpoint overrides;
     with ``network_url``, Neutron's too (it runs with noauth and ignores the token);
-    every other service type turned off.
+    with ``volume_url``, Cinder's (``volume_endpoints``); every other service type
+    turned off.
 
     openstackclient insists on an identity endpoint even with ``admin_token``; any URL
     that serves a version document will do, and the compute endpoint does.
@@ -85,7 +102,10 @@ def clouds_config(compute_url: str, image_url: str, placement_url: str,
     }
     if network_url:
         cloud['network_endpoint_override'] = network_url
-    cloud.update(disabled_services(SERVED + (('network',) if network_url else ())))
+    if volume_url:
+        cloud.update(volume_endpoints(volume_url))
+    cloud.update(disabled_services(SERVED + (('network',) if network_url else ())
+                                   + (VOLUME_SERVICES if volume_url else ())))
     return {'clouds': {CLOUD_NAME: cloud}}
 
 

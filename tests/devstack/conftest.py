@@ -68,3 +68,12 @@ def nothing_left_behind():
     _Current.close()
     left = session.leftovers()
     assert not left, 'devstack tests left behind: %s' % left
+
+
+@pytest.fixture(scope='module')
+def volume_stack(stack):
+    """The stack with the real Cinder on Ceph (keystone mode, two fake computes): a
+    module using it sets ``STACK = tests.devstack.harness.cinder.VOLUME_STACK`` (so
+    consecutive such modules share one) and calls ``require_volumes()`` first."""
+    assert stack.cinder is not None, 'set STACK = VOLUME_STACK in the module'
+    return stack

@@ -67,9 +67,10 @@ def base_conf(transport_url: str, api_db: str, cell_db: str, api_port: int,
 
 
 def clouds_yaml(path: str, api_url: str, glance_url: str, placement_url: str,
-                network_url: str | None = None) -> None:
+                network_url: str | None = None, volume_url: str | None = None) -> None:
     """A cloud named ``novalite`` reached with the noauth2 token ``admin:admin``; with
-    ``network_url``, Neutron (noauth: it ignores the token) too."""
+    ``network_url``, Neutron (noauth: it ignores the token) too; with ``volume_url``,
+    Cinder (noauth: the token ``admin:admin`` makes the admin of project ``admin``)."""
     cloud = {
         'auth_type': 'admin_token',
         'auth': {'endpoint': api_url, 'token': 'admin:admin'},
@@ -84,8 +85,11 @@ def clouds_yaml(path: str, api_url: str, glance_url: str, placement_url: str,
     }
     if network_url:
         cloud['network_endpoint_override'] = network_url
+    if volume_url:
+        cloud.update(allinone_cloud.volume_endpoints(volume_url))
     cloud.update(allinone_cloud.disabled_services(
-        allinone_cloud.SERVED + (('network',) if network_url else ()),
+        allinone_cloud.SERVED + (('network',) if network_url else ())
+        + (allinone_cloud.VOLUME_SERVICES if volume_url else ()),
         runner='this novalite stack'))
     with open(path, 'w') as out:
         yaml.safe_dump({'clouds': {'novalite': cloud}}, out, default_flow_style=False)

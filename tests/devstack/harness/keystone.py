@@ -24,12 +24,14 @@ REGION = 'RegionOne'
 SERVICE_PROJECT = 'service'
 # name: (password, project, role). ``admin`` is Keystone's bootstrap user; ``nova`` is
 # the service user the API's auth_token middleware validates tokens with, and the one
-# novalite's daemons call Neutron as and Neutron posts its events as; ``neutron`` is
-# Neutron's own (its auth_token middleware).
+# novalite's daemons call Neutron and Cinder as and Neutron and Cinder post their events
+# as; ``neutron`` and ``cinder`` are Neutron's and Cinder's own (their auth_token
+# middleware).
 USERS: dict[str, tuple[str, str, str]] = {
     'admin': (ADMIN_PASSWORD, 'admin', 'admin'),
     'nova': ('nova-secret', SERVICE_PROJECT, 'admin'),
     'neutron': ('neutron-secret', SERVICE_PROJECT, 'admin'),
+    'cinder': ('cinder-secret', SERVICE_PROJECT, 'admin'),
     'alice': ('alice-secret', 'alpha', 'member'),
     'bob': ('bob-secret', 'beta', 'member'),
     'rita': ('rita-secret', 'alpha', 'reader'),
@@ -38,10 +40,11 @@ USERS: dict[str, tuple[str, str, str]] = {
 # Roles beyond ``USERS``' one, in the same project. The service users also get the
 # ``service`` role, as Nova's deployments give them: Neutron's default policies let only
 # it write some port fields (``binding:profile``), and novalite's policy takes it for
-# ``os-server-external-events``.
+# ``os-server-external-events``; Cinder lets a caller whose service token has it delete
+# an attachment without asking the compute API first (``[service_user]``).
 # ``mara`` is alpha's project manager too (Nova 34's manager role: moves, migrations).
 EXTRA_ROLES: dict[str, tuple[str, ...]] = {'nova': ('service',), 'neutron': ('service',),
-                                           'mara': ('manager',)}
+                                           'cinder': ('service',), 'mara': ('manager',)}
 # The WSGI module gunicorn serves: Keystone parses sys.argv (gunicorn's) at import.
 _WSGI_SHIM = ('"""Keystone\'s WSGI application, with gunicorn\'s arguments hidden from it."""\n'
               'import sys\n\nsys.argv = sys.argv[:1]\n'

@@ -1,6 +1,8 @@
 """The devstack-style stack: real Placement, real Glance, RabbitMQ, MariaDB or PostgreSQL,
 and each novalite daemon a process of its own started from its systemd unit's command line;
-with ``network=True`` also the real Neutron on OVN (``tests.devstack.harness.neutron``).
+with ``network=True`` also the real Neutron on OVN (``tests.devstack.harness.neutron``);
+with ``volumes=True`` also the real Cinder on a one-node Ceph
+(``tests.devstack.harness.cinder``).
 
 With ``netns_computes=True`` each compute host whose OVN chassis has a network namespace
 of its own runs its novalite-compute inside it, so that what the compute makes (os-vif's
@@ -33,8 +35,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from novalite.allinone import glance as glance_process
+from novalite.allinone.cinder import VolumeRecord
 from novalite.allinone.ovn import NetworkRecord
 from tests.devstack.harness import backends, config, dbgate, process
+from tests.devstack.harness.cinder import CinderEnvironment
 from tests.devstack.harness.keystone import KeystoneProcess
 from tests.devstack.harness.neutron import KeystoneAuth, NeutronEnvironment
 from tests.devstack.harness.placement import PlacementProcess
@@ -72,6 +76,11 @@ class Stack:
         behind auth_token too, in the catalog as ``network``: the daemons call it as the
         ``nova`` service user (users' calls with the users' tokens), and it posts its
         events as that user
+    :param volumes: also the real Cinder (RBD on a one-node Ceph,
+        ``tests.devstack.harness.cinder``); the daemons get its ``[cinder]`` options
+        (and ``[service_user]``: the ``nova`` user, which has the ``service`` role) and
+        clouds.yaml reaches it. With ``auth='keystone'`` it is in the catalog as
+        ``volumev3`` and ``block-storage``
     :param netns_computes: with ``network``, run each compute whose chassis has a
         network namespace inside it (see the module docstring)
     :param config_files: more novalite.conf files, given to every daemon after its own
@@ -97,7 +106,7 @@ class Stack:
                  netns_computes: bool = False,
                  before_daemons: Callable[[Stack], None] | None = None,
                  config_files: tuple[str, ...] = (), db_gate: bool = False,
-                 db_gate_placement: bool = True) -> None:
+                 db_gate_placement: bool = True, volumes: bool = False) -> None:
         """:param placement_gunicorn: Placement's (workers, threads per worker).
         :param placement_isolation: Placement's transaction isolation on MySQL/MariaDB,
             a key of ``placement.ISOLATIONS``.
@@ -112,6 +121,8 @@ class Stack:
         self.netns_computes = netns_computes
         self.before_daemons = before_daemons
         self.neutron: NeutronEnvironment | None = None
+        self.volumes = volumes
+        self.cinder: CinderEnvironment | None = None
         self.auth = auth
         self.keystone: KeystoneProcess | None = None
         # Set once Keystone has the stack's users and catalog (Neutron waits for it).
@@ -180,6 +191,13 @@ class Stack:
                 self.name, on_record=self._record_network,
                 keystone=self._neutron_keystone())
             self.neutron.check()
+        if self.volumes:
+            self.cinder = CinderEnvironment(
+                os.path.join(self.state_dir, 'cinder'), self.name,
+                on_record=self._record_volumes, keystone=self._cinder_keystone())
+            self.cinder.check()
+            # Ceph and Cinder's schema take seconds: beside everything else.
+            self.cinder.launch()
         transport_url = self._make_vhost_and_databases()
         self._start_db_gate()
         if self.neutron is not None:
@@ -202,6 +220,8 @@ class Stack:
             raise RuntimeError('Glance did not start; see %s' % self._glance_log())
         if self.neutron is not None:
             self.neutron.wait_started()
+        if self.cinder is not None:
+            self.cinder.wait_started()
         self._configure(transport_url)
         if self.before_daemons is not None:
             self.before_daemons(self)
@@ -215,7 +235,8 @@ class Stack:
         if self.keystone is None:
             config.clouds_yaml(self.clouds_yaml, self.api_url, self.glance_url,
                                self.placement.url,
-                               self.neutron.url if self.neutron is not None else None)
+                               self.neutron.url if self.neutron is not None else None,
+                               self.cinder.url if self.cinder is not None else None)
         else:
             config.keystone_clouds_yaml(self.clouds_yaml, self.keystone.auth_url,
                                         self.glance_url, self.placement.url)
@@ -283,6 +304,14 @@ class Stack:
         self.keystone.register_service('compute', 'nova', self.api_url + '/v2.1')
         if self.neutron is not None:
             self.keystone.register_service('network', 'neutron', self.neutron.url)
+        if self.cinder is not None:
+            # As devstack registers Cinder: ``volumev3`` with the project in the path
+            # (Nova's [cinder] catalog_info names it), ``block-storage`` without (what
+            # openstackclient looks for first).
+            self.keystone.register_service('volumev3', 'cinderv3',
+                                           self.cinder.url + '/v3/%(project_id)s')
+            self.keystone.register_service('block-storage', 'cinder',
+                                           self.cinder.url + '/v3')
         self._identities.set()
 
     def _neutron_keystone(self) -> KeystoneAuth | None:
@@ -291,6 +320,17 @@ class Stack:
         if self.keystone is None:
             return None
         return KeystoneAuth(authtoken=self.keystone.authtoken_conf('neutron'),
+                            nova=self.keystone.password_conf('nova'),
+                            client=self.keystone.password_conf('nova'),
+                            token=self._keystone_admin_token)
+
+    def _cinder_keystone(self) -> KeystoneAuth | None:
+        """How Cinder meets the stack's Keystone (None without one): its own service
+        user ``cinder``; ``nova`` for its calls to the compute API and for the daemons'
+        calls (with the ``service`` role, as ``[service_user]``)."""
+        if self.keystone is None:
+            return None
+        return KeystoneAuth(authtoken=self.keystone.authtoken_conf('cinder'),
                             nova=self.keystone.password_conf('nova'),
                             client=self.keystone.password_conf('nova'),
                             token=self._keystone_admin_token)
@@ -309,6 +349,8 @@ class Stack:
                                 self.api_port, self.placement.url, self.glance_url)
         if self.neutron is not None:
             base = config.merge(base, self.neutron.daemon_conf())
+        if self.cinder is not None:
+            base = config.merge(base, self.cinder.daemon_conf())
         if self.keystone is not None:
             # [glance]: the service user for calls on behalf of no user (user calls carry
             # the user's token).
@@ -381,6 +423,8 @@ class Stack:
                 self.glance_url, self.api_url]
         if self.neutron is not None:
             urls.append(self.neutron.url)
+        if self.cinder is not None:
+            urls.append(self.cinder.url)
         if self.keystone is not None:
             urls.append(self.keystone.url)
         ports = set()
@@ -482,6 +526,11 @@ class Stack:
     def _record_network(self, record: NetworkRecord) -> None:
         with self._record_lock:
             self.record['network'] = record
+        self._save()
+
+    def _record_volumes(self, record: VolumeRecord) -> None:
+        with self._record_lock:
+            self.record['volumes'] = record
         self._save()
 
     # -- tools ---------------------------------------------------------------------------
@@ -678,7 +727,7 @@ class Stack:
             # A start-up that failed early must not leave a Glance starting behind it.
             self._glance_thread.join(120)
         errors = teardown(self.record, self.state_dir, self.daemons, self.placement,
-                          self.glance, self.neutron)
+                          self.glance, self.neutron, self.cinder)
         self.daemons = {}
         left = errors + leftovers(self.record, self.state_dir)
         self.timings['down'] = time.monotonic() - started

@@ -1,6 +1,6 @@
 """Taking a stack down from its record: stop its processes, drop its databases, delete
-its vhost, remove its network environment (OVS/OVN and Neutron), and list whatever is
-still there."""
+its vhost, remove its network environment (OVS/OVN and Neutron) and its volume service
+(Cinder and Ceph), and list whatever is still there."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from novalite.allinone import glance as glance_process
-from tests.devstack.harness import backends, neutron, process
+from tests.devstack.harness import backends, cinder, neutron, process
 from tests.devstack.harness.placement import PlacementProcess
 
 # The daemons relaying the services into a compute's namespace (``forward-<host>``).
@@ -25,12 +25,15 @@ def teardown(record: dict[str, Any], state_dir: str,
              daemons: dict[str, process.Process] | None = None,
              placement: PlacementProcess | None = None,
              glance: glance_process.GlanceProcess | None = None,
-             network: neutron.NeutronEnvironment | None = None) -> list[str]:
+             network: neutron.NeutronEnvironment | None = None,
+             volumes: cinder.CinderEnvironment | None = None) -> list[str]:
     """Remove what ``record`` lists; returns the errors met (it carries on past them)."""
     errors: list[str] = []
     daemons = daemons or {}
-    # The network environment goes meanwhile (gunicorn's graceful stop takes seconds).
+    # The network environment and the volume service go meanwhile (gunicorn's graceful
+    # stop takes seconds; Ceph's OSD too).
     network_thread = _remove_network(record, network, errors)
+    volumes_thread = _remove_volumes(record, volumes, errors)
     # Placement and Glance may be running without a recorded pid (their start failed):
     # their objects know them. Processes known only by a recorded pid (``down`` from
     # another shell) are signalled only while they still run our commands: pids get
@@ -75,8 +78,9 @@ def teardown(record: dict[str, Any], state_dir: str,
             backends.delete_vhost(record['vhost'])
         except Exception as exc:
             errors.append('deleting vhost %s: %r' % (record['vhost'], exc))
-    if network_thread is not None:
-        network_thread.join()
+    for thread in (network_thread, volumes_thread):
+        if thread is not None:
+            thread.join()
     return errors
 
 
@@ -94,6 +98,24 @@ def _remove_network(record: dict[str, Any], network: neutron.NeutronEnvironment 
         except Exception as exc:
             errors.append('removing the network environment: %r' % exc)
     thread = threading.Thread(target=remove, name='network-teardown')
+    thread.start()
+    return thread
+
+
+def _remove_volumes(record: dict[str, Any], volumes: cinder.CinderEnvironment | None,
+                    errors: list[str]) -> threading.Thread | None:
+    """A thread stopping Cinder and Ceph and removing their database, vhost and folder:
+    the live object's stop, or from the record alone. Errors go to ``errors``."""
+    if volumes is None and not record.get('volumes'):
+        return None
+
+    def remove() -> None:
+        try:
+            errors.extend(volumes.stop() if volumes is not None
+                          else cinder.teardown(record['volumes']))
+        except Exception as exc:
+            errors.append('removing the volume service: %r' % exc)
+    thread = threading.Thread(target=remove, name='volumes-teardown')
     thread.start()
     return thread
 
@@ -119,8 +141,9 @@ def running_processes(state_dir: str) -> list[str]:
 
 
 def leftovers(record: dict[str, Any], state_dir: str) -> list[str]:
-    """Processes, databases and the vhost of ``record`` that still exist, and the
-    OVS/OVN and Neutron processes, namespaces, devices and database of its network."""
+    """Processes, databases and the vhost of ``record`` that still exist, the OVS/OVN
+    and Neutron processes, namespaces, devices and database of its network, and the
+    Cinder and Ceph processes, folder, database and vhost of its volume service."""
     left = ['process: %s' % line for line in running_processes(state_dir)]
     for name, pid in record['pids'].items():
         if process.group_alive(pid):
@@ -131,6 +154,8 @@ def leftovers(record: dict[str, Any], state_dir: str) -> list[str]:
         left.append('vhost %s' % record['vhost'])
     if record.get('network'):
         left += neutron.leftovers(record['network'])
+    if record.get('volumes'):
+        left += cinder.leftovers(record['volumes'])
     return left
 
 
