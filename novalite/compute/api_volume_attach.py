@@ -38,11 +38,13 @@ DETACH_STATES = ATTACH_STATES + (vm_states.SUSPENDED,)
 
 def get_volume_mappings(api: API, context: RequestContext,
                         instance: objects.Instance) -> list[objects.BlockDeviceMapping]:
-    """The server's volumes (none while it is being scheduled)."""
+    """The server's volumes (none while it is being scheduled). A mapping whose volume
+    was not made (the build failed first, or deleted what it made) has no volume in
+    Cinder: left out, as Nova's list does."""
     return instance_edit.in_cell(
         context, instance.uuid, [], lambda cctxt: [
             bdm for bdm in objects.BlockDeviceMappingList.get_by_instance_uuid(
-                cctxt, instance.uuid) if bdm.is_volume])
+                cctxt, instance.uuid) if bdm.is_volume and bdm.volume_id])
 
 
 def attach_volume(api: API, context: RequestContext, instance: objects.Instance,

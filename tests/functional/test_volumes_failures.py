@@ -90,6 +90,9 @@ def test_cinder_failing_the_attachment_deletes_the_volume_novalite_made(
     assert 'cinder-volume is gone' in server['fault']['message'], server['fault']
     assert set(cinder.volumes) == volumes, 'the volume made for the server is deleted'
     assert cinder.attachments_of(server['id']) == []
+    # No volume to list (Nova lists only mappings with a volume).
+    listed = stack.request('GET', '/servers/%s/os-volume_attachments' % server['id'])
+    assert listed.json() == {'volumeAttachments': []}
     delete(stack, server['id'])
     assert set(cinder.volumes) == volumes
 
@@ -218,3 +221,20 @@ def test_cinder_down_during_delete_leaves_it_deleting_until_cinder_is_back(
     assert stack.request('GET', '/servers/%s' % server_id).status_code == 404
     assert cinder.volumes[volume['id']]['status'] == 'available'
     assert cinder.attachments_of(server_id) == []
+
+
+@pytest.mark.xfail(strict=True, reason='views/server_fields.py lists a mapping without '
+                   'a volume as {"id": null}; Nova leaves it out (diff in the voltests '
+                   'report): remove this mark once applied')
+def test_no_valid_host_with_an_image_volume_shows_no_volume(stack, cinder, clean):
+    resp = stack.request('POST', '/flavors', json={'flavor': {
+        'name': 'm1.too-big-too', 'ram': 40000, 'vcpus': 1, 'disk': 1}})
+    huge = resp.json()['flavor']['id']
+    volumes = set(cinder.volumes)
+    server = _error(stack, boot(stack, huge, [_image_volume(stack)], image=False))
+    try:
+        assert server['image'] == ''
+        assert server['os-extended-volumes:volumes_attached'] == []
+    finally:
+        delete(stack, server['id'])
+    assert set(cinder.volumes) == volumes
