@@ -53,6 +53,7 @@ from novalite.policies import (
     simple_tenant_usage,
     suspend_server,
     trigger_crash_dump,
+    volumes,
     volumes_attachments,
 )
 
@@ -69,6 +70,7 @@ def list_rules() -> list[policy.RuleDefault]:
         server_migrations.list_rules(), simple_tenant_usage.list_rules(),
         server_password.list_rules(), server_topology.list_rules(),
         server_shares.list_rules(),
+        volumes.list_rules(),
         volumes_attachments.list_rules(),
         server_diagnostics.list_rules(), server_external_events.list_rules(),
         pause_server.list_rules(), suspend_server.list_rules(), lock_server.list_rules(),

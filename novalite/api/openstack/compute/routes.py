@@ -52,6 +52,7 @@ from novalite.api.openstack.compute import (
     services,
     simple_tenant_usage,
     volume_attachments,
+    volumes,
     volumes_boot,
 )
 
@@ -140,6 +141,13 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/os-services/{id}', {'PUT': ('services', 'update'), 'DELETE': ('services', 'delete')}),
     ('/os-simple-tenant-usage', {'GET': ('simple_tenant_usage', 'index')}),
     ('/os-simple-tenant-usage/{id}', {'GET': ('simple_tenant_usage', 'show')}),
+    # The volume and snapshot proxies to Cinder (to 2.35).
+    ('/os-snapshots', {'GET': ('snapshots', 'index'), 'POST': ('snapshots', 'create')}),
+    ('/os-snapshots/detail', {'GET': ('snapshots', 'detail')}),
+    ('/os-snapshots/{id}', {'GET': ('snapshots', 'show'), 'DELETE': ('snapshots', 'delete')}),
+    ('/os-volumes', {'GET': ('volumes', 'index'), 'POST': ('volumes', 'create')}),
+    ('/os-volumes/detail', {'GET': ('volumes', 'detail')}),
+    ('/os-volumes/{id}', {'GET': ('volumes', 'show'), 'DELETE': ('volumes', 'delete')}),
     ('/servers', {'GET': ('servers', 'index'), 'POST': ('servers', 'create')}),
     ('/servers/detail', {'GET': ('servers', 'detail')}),
     ('/servers/{id}', {'GET': ('servers', 'show'), 'PUT': ('servers', 'update'),
@@ -224,6 +232,12 @@ def _network_controllers() -> dict[str, wsgi.Controller]:
             'floating_ip_pools': floating_ip_pools.FloatingIPPoolsController()}
 
 
+def _volume_controllers() -> dict[str, wsgi.Controller]:
+    """The volume and snapshot proxies to Cinder."""
+    return {'volumes': volumes.VolumeController(),
+            'snapshots': volumes.SnapshotController()}
+
+
 def _admin_controllers() -> dict[str, wsgi.Controller]:
     """Migrations, usage, diagnostics, external events, hosts and the usage audit log:
     operator and service APIs."""
@@ -269,6 +283,7 @@ class APIRouterV21:
         built.update(_admin_controllers())
         built.update(_network_controllers())
         built.update(_image_controllers())
+        built.update(_volume_controllers())
         built.update(controllers or {})
         resources = {name: wsgi.Resource(ctrl) for name, ctrl in built.items()}
         self.map = routes.Mapper()
