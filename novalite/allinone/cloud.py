@@ -70,13 +70,13 @@ def disabled_services(served: tuple[str, ...], runner: str = 'novalite-all'
 def volume_endpoints(volume_url: str) -> dict[str, Any]:
     """clouds.yaml keys that send volume calls to the Cinder at ``volume_url`` (its
     root), which runs with noauth: no project id in its URLs, and the admin token
-    ``admin:admin`` makes the caller the admin of project ``admin``. openstackclient's
-    volume commands and openstacksdk's ``block_storage`` read one of these names each,
-    after the service type or one of its aliases."""
-    endpoint = volume_url + '/v3'
-    return {'block_storage_endpoint_override': endpoint,
-            'volumev3_endpoint_override': endpoint,
-            'volume_endpoint_override': endpoint,
+    ``admin:admin`` makes the caller the admin of project ``admin``.
+
+    The root, not ``/v3``: keystoneauth reads the version document there without a
+    token, which Cinder's root serves (its ``/v3`` answers a tokenless request with an
+    empty 204), and takes the v3 URL from it.
+    """
+    return {'block_storage_endpoint_override': volume_url + '/',
             'block_storage_api_version': '3', 'volume_api_version': '3'}
 
 

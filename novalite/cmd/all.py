@@ -3,13 +3,15 @@
 API, conductor, scheduler and computes (fake driver) in this process over the in-process
 transport, on SQLite files under ``--state-dir``; the real Placement in-process; the
 real Glance as a child process; unless ``--no-network``, the real Neutron (ML2/OVN, an
-OVN chassis per compute host, ``novalite.allinone.network``) with a network ``private``.
-Glance and Neutron start in parallel with the rest. Runs in the foreground until SIGINT
+OVN chassis per compute host, ``novalite.allinone.network``) with a network ``private``;
+with ``--volumes``, the real Cinder on a one-node Ceph (``novalite.allinone.cinder``).
+Glance, Neutron and Cinder start in parallel with the rest. Runs in the foreground until SIGINT
 or SIGTERM, then stops everything, Glance and Neutron included.
 
 Neutron needs root, Open vSwitch and OVN, ``.venv-neutron`` and MariaDB; when it cannot
 start, novalite-all says why and exits (1) rather than run a cloud without networks that
-the user did not ask for: ``--no-network`` is that cloud.
+the user did not ask for: ``--no-network`` is that cloud. Likewise ``--volumes`` needs
+Ceph's packages, ``.venv-cinder``, MariaDB and RabbitMQ.
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 import requests
 from oslo_log import log as logging
 
-from novalite.allinone import cloud, network
+from novalite.allinone import cinder, cloud, network
+from novalite.allinone.cinder import AllInOneCinder
 from novalite.allinone.glance import GlanceProcess
 from novalite.allinone.network import AllInOneNeutron
 from novalite.conf import CONF
@@ -125,6 +128,16 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument('--neutron-db-server', default=network.DB_SERVER, metavar='URL',
                         help='The MariaDB server that keeps Neutron\'s database, as an '
                              'SQLAlchemy URL (default: %(default)s).')
+    parser.add_argument('--volumes', action='store_true',
+                        help='Also run the real Cinder (RBD on a one-node Ceph made anew at '
+                             'each start: volumes do not outlive a stop); needs Ceph '
+                             '(tools/setup.sh), MariaDB and RabbitMQ.')
+    parser.add_argument('--cinder-db-server', default=network.DB_SERVER, metavar='URL',
+                        help='With --volumes: the MariaDB server of Cinder\'s database, as '
+                             'an SQLAlchemy URL (default: %(default)s).')
+    parser.add_argument('--rabbit-url', default=cinder.RABBIT_URL, metavar='URL',
+                        help='With --volumes: the RabbitMQ broker Cinder\'s services talk '
+                             'over, in a vhost of their own (default: %(default)s).')
     args = parser.parse_args(argv)
     if args.computes < 1:
         parser.error('--computes must be at least 1')
@@ -206,6 +219,35 @@ def _start_network(args: argparse.Namespace, state_dir: str,
     return neutron
 
 
+def _start_volumes(args: argparse.Namespace, state_dir: str) -> AllInOneCinder | None:
+    """Ceph and Cinder, checked here and started on a thread of their own; ``None`` if
+    they cannot run here (said why on stderr)."""
+    volumes = AllInOneCinder(os.path.join(state_dir, 'cinder'), args.cinder_db_server,
+                             rabbit_url=args.rabbit_url)
+    try:
+        volumes.check()
+    except RuntimeError as exc:
+        _say('novalite-all: %s\n(novalite-all without --volumes runs the cloud without '
+             'volumes)' % exc, sys.stderr)
+        return None
+    if volumes.removed:
+        _say('novalite-all: an earlier novalite-all of this state folder was killed; '
+             'removed what its Cinder left running: %s' % ', '.join(volumes.removed),
+             sys.stderr)
+    volumes.launch()
+    return volumes
+
+
+def _wait_volumes(volumes: AllInOneCinder, signals: _Signals, started: float) -> None:
+    try:
+        volumes.wait_started(meanwhile=signals.check)
+    except Exception as exc:
+        raise RuntimeError('Cinder did not start: %s' % exc) from exc
+    LOG.info('Cinder up after %.2f s (%s; Ceph %s)', time.monotonic() - started,
+             ', '.join('%s %.2f s' % item for item in volumes.timings.items()),
+             ', '.join('%s %.2f s' % item for item in volumes.ceph.timings.items()))
+
+
 def _wait_network(neutron: AllInOneNeutron, signals: _Signals, started: float) -> None:
     """Neutron up, and the network ``private``."""
     try:
@@ -218,7 +260,8 @@ def _wait_network(neutron: AllInOneNeutron, signals: _Signals, started: float) -
 
 
 def _usage(stack: Stack, glance: GlanceProcess, neutron: AllInOneNeutron | None,
-           clouds_yaml: str, log_file: str, seconds: float) -> str:
+           volumes: AllInOneCinder | None, clouds_yaml: str, log_file: str,
+           seconds: float) -> str:
     pid = glance.process.pid if glance.process else '?'
     lines = [
         'novalite-all: a cloud in %s (started in %.1f s)' % (stack.state_dir, seconds),
@@ -232,6 +275,12 @@ def _usage(stack: Stack, glance: GlanceProcess, neutron: AllInOneNeutron | None,
                 neutron.url, network.NETWORK, network.CIDR),
             '  Neutron DB   %s on %s  (kept across restarts)' % (
                 neutron.database_name(), neutron.db_server),
+        ]
+    if volumes is not None:
+        lines += [
+            '  Cinder       %s  (RBD on Ceph, noauth; volumes go with each stop)'
+            % volumes.url,
+            '  Ceph         %s  (mon %s)' % (volumes.ceph.dir, volumes.ceph.mon_host),
         ]
     lines += [
         '  Computes     %s  (fake driver%s)' % (', '.join(stack.compute_hosts),
@@ -248,8 +297,10 @@ def _usage(stack: Stack, glance: GlanceProcess, neutron: AllInOneNeutron | None,
         '  openstack --os-cloud %s server create --image %s --flavor m1.nano %s '
         '--wait vm1' % (cloud.CLOUD_NAME, cloud.IMAGE_NAME,
                         '--network ' + network.NETWORK if neutron else '--nic none'),
-        'Stop it with Ctrl-C or SIGTERM.',
     ]
+    if volumes is not None:
+        lines.append('  openstack --os-cloud %s volume create --size 1 vol1' % cloud.CLOUD_NAME)
+    lines.append('Stop it with Ctrl-C or SIGTERM.')
     return '\n'.join(lines)
 
 
@@ -269,6 +320,13 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         neutron = _start_network(args, state_dir, hosts)
         if neutron is None:
             return 1
+    volumes = None
+    if args.volumes:
+        volumes = _start_volumes(args, state_dir)
+        if volumes is None:
+            if neutron is not None:
+                _report_leftovers(neutron.stop())
+            return 1
     glance = GlanceProcess(os.path.join(state_dir, 'glance'))
     # Forked from the main thread: Glance is told to stop when its forking thread ends.
     glance.launch()
@@ -278,6 +336,10 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
     try:
         from novalite.allinone.stack import Settings, Stack  # about a second of imports
         overrides: Settings = {('neutron', 'endpoint_override'): neutron.url} if neutron else {}
+        if volumes is not None:
+            overrides.update({(group, name): value
+                              for group, options in volumes.daemon_conf().items()
+                              for name, value in options.items()})
         stack = Stack(state_dir, glance.url, api_port=args.port, compute_hosts=hosts,
                       overrides=overrides, config_files=tuple(args.config_files))
         stack.configure()
@@ -295,11 +357,15 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         if neutron is not None:
             _wait_network(neutron, signals, started)
             signals.check()
+        if volumes is not None:
+            _wait_volumes(volumes, signals, started)
+            signals.check()
         clouds_yaml = os.path.join(state_dir, 'clouds.yaml')
         cloud.write_clouds_yaml(clouds_yaml, cloud.clouds_config(
             stack.api, glance.url, placement_url,
-            neutron.url if neutron is not None else None))
-        print(_usage(stack, glance, neutron, clouds_yaml, log_file,
+            neutron.url if neutron is not None else None,
+            volumes.url if volumes is not None else None))
+        print(_usage(stack, glance, neutron, volumes, clouds_yaml, log_file,
                      time.monotonic() - started))
         print(READY, flush=True)
         LOG.info('%s in %.2f s', READY, time.monotonic() - started)
@@ -323,16 +389,19 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         glance_stop.start()
         neutron_stop = _Background(neutron.stop if neutron is not None else list)
         neutron_stop.start()
+        volumes_stop = _Background(volumes.stop if volumes is not None else list)
+        volumes_stop.start()
         if stack is not None:
             stack.stop()
         glance_stop.result()
         _report_leftovers(neutron_stop.result())
+        _report_leftovers(volumes_stop.result(), 'Cinder and Ceph')
     return 0
 
 
-def _report_leftovers(errors: list[str]) -> None:
+def _report_leftovers(errors: list[str], what: str = 'Neutron') -> None:
     if errors:
-        _say('novalite-all: Neutron did not stop cleanly: %s' % '; '.join(errors),
+        _say('novalite-all: %s did not stop cleanly: %s' % (what, '; '.join(errors)),
              sys.stderr)
 
 

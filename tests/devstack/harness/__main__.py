@@ -21,7 +21,8 @@ def _up(args: argparse.Namespace) -> int:
     stack = devstack.Stack(args.state_dir, backend=args.db, conf=conf,
                            computes=tuple(args.compute), auth=args.auth,
                            placement_isolation=args.placement_isolation,
-                           network=args.network, config_files=tuple(args.config_file))
+                           network=args.network, config_files=tuple(args.config_file),
+                           volumes=args.volumes)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -32,6 +33,9 @@ def _up(args: argparse.Namespace) -> int:
           % (stack.api_url, stack.placement.url, stack.glance_url))
     if stack.neutron is not None:
         print('Neutron: %s  (OVN chassis %s)' % (stack.neutron.url, ', '.join(stack.computes)))
+    if stack.cinder is not None:
+        print('Cinder: %s  (RBD on Ceph in %s; libvirt secret %s)'
+              % (stack.cinder.url, stack.cinder.ceph.dir, stack.cinder.secret_uuid))
     print('clouds.yaml: %s' % stack.clouds_yaml)
     print('  export OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=novalite' % stack.clouds_yaml)
     print('  openstack server create --image %s --flavor m1.nano --nic none --wait vm1'
@@ -71,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
                         help='Also the real Neutron (ML2/OVN, .venv-neutron) with an OVN '
                              'chassis per compute host; needs root and Open vSwitch/OVN '
                              '(tools/setup.sh). One such stack per machine.')
+    parser.add_argument('--volumes', action='store_true',
+                        help='Also the real Cinder (.venv-cinder) on a one-node Ceph '
+                             '(tools/setup.sh installs it); its own database and vhost.')
     parser.add_argument('--compute', action='append', default=None,
                         help='A compute host name (repeat it; default hostA and hostB).')
     parser.add_argument('--placement-isolation', choices=sorted(ISOLATIONS),
