@@ -16,7 +16,7 @@ from novalite.compute import block_devices
 from novalite.conf import CONF
 from tests.functional import volume_stack
 from tests.functional.test_lost_builds import LostCast
-from tests.functional.volume_stack import boot, boot_active, delete, wait
+from tests.functional.volume_stack import boot, boot_active, delete, fault, wait
 
 # The module's fixtures: its stack with the Cinder double.
 cinder, stack, flavor = volume_stack.cinder, volume_stack.stack, volume_stack.flavor
@@ -238,3 +238,31 @@ def test_no_valid_host_with_an_image_volume_shows_no_volume(stack, cinder, clean
     finally:
         delete(stack, server['id'])
     assert set(cinder.volumes) == volumes
+
+
+def test_cinder_unreachable_at_the_api(stack, cinder, flavor, cinder_down, clean):
+    volume = cinder.add_volume()
+    server = boot_active(stack, flavor, name='api-outage')
+    attached = cinder.add_volume()
+    resp = stack.request('POST', '/servers/%s/os-volume_attachments' % server['id'],
+                         json={'volumeAttachment': {'volumeId': attached['id']}})
+    assert resp.status_code == 200, resp.text
+    wait(lambda: cinder.volumes[attached['id']]['status'] == 'in-use')
+    cinder_down()
+    try:
+        resp = stack.request('DELETE', '/servers/%s/os-volume_attachments/%s' % (
+            server['id'], attached['id']))
+        assert 'Cinder' in fault(resp, 503)
+        resp = boot(stack, flavor, [_root_volume(volume['id'])], image=False)
+        assert 'Cinder' in fault(resp, 503)
+        resp = stack.request('POST', '/servers/%s/os-volume_attachments' % server['id'],
+                             json={'volumeAttachment': {'volumeId': volume['id']}})
+        assert 'Cinder' in fault(resp, 503)
+    finally:
+        cinder_down(False)
+    assert cinder.volumes[volume['id']]['status'] == 'available'
+    assert cinder.volumes[attached['id']]['status'] == 'in-use'
+    listed = stack.request('GET', '/servers/%s/os-volume_attachments' % server['id'])
+    assert [a['volumeId'] for a in listed.json()['volumeAttachments']] == [attached['id']]
+    delete(stack, server['id'])
+    assert cinder.volumes[attached['id']]['status'] == 'available'
