@@ -122,7 +122,8 @@ class TestVolumeLists:
         assert len(_get(app, '/os-volumes?limit=3').json['volumes']) == 2
         assert len(_get(app, '/os-volumes').json['volumes']) == 2
 
-    @pytest.mark.parametrize('query', ['?limit=-1', '?offset=x'])
+    @pytest.mark.parametrize('query', ['?limit=-1', '?offset=x', '?limit=' + '9' * 5000,
+                                       '?offset=' + '9' * 5000])
     def test_a_bad_limit_or_offset_is_400(self, app, three, query):
         assert _get(app, '/os-volumes' + query).status_int == 400
 
@@ -170,7 +171,7 @@ class TestVolumeCreate:
         assert cinder.requests() == []
 
     @pytest.mark.parametrize('volume', [
-        {}, {'size': 0}, {'size': '1.5'}, {'size': 1, 'name': 'x'},
+        {}, {'size': 0}, {'size': '1.5'}, {'size': '9' * 5000}, {'size': 1, 'name': 'x'},
         {'size': 1, 'display_name': 5}, {'size': 1, 'metadata': 'x'}])
     def test_a_body_nova_refuses_is_400(self, app, cinder, volume):
         resp = call(app, 'POST', '/v2.1/os-volumes', {'volume': volume}, version=OLD)

@@ -72,9 +72,18 @@ def _limited(items: Sequence[Mapping[str, Any]], req: wsgi.Request,
     """``offset`` and ``limit`` as Nova's old lists read them: a limit of 0 (or none)
     is ``[api] max_limit``, which also caps any other."""
     max_limit = CONF.api.max_limit
-    offset = int(req.GET.get('offset', 0))
-    limit = min(int(req.GET.get('limit', 0)) or max_limit, max_limit)
+    offset = _integer(req.GET.get('offset', 0), 'offset')
+    limit = min(_integer(req.GET.get('limit', 0), 'limit') or max_limit, max_limit)
     return [view(item) for item in items[offset:offset + limit]]
+
+
+def _integer(value: str | int, name: str) -> int:
+    """The schema let only digits through, but Python refuses to read more than 4300
+    of them."""
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise webob.exc.HTTPBadRequest(explanation='%s is not an integer' % name) from exc
 
 
 def _not_found(exc: exception.NotFound) -> webob.exc.HTTPNotFound:
@@ -156,7 +165,7 @@ class VolumeController(wsgi.Controller):
                 raise _not_found(exc) from exc
         try:
             volume = self.volume_api.create(
-                context, int(spec['size']), spec.get('display_name'),
+                context, _integer(spec['size'], 'size'), spec.get('display_name'),
                 spec.get('display_description'), snapshot=snapshot,
                 volume_type=spec.get('volume_type'), metadata=spec.get('metadata'),
                 availability_zone=spec.get('availability_zone'))
