@@ -8,7 +8,9 @@ import contextlib
 from novalite import context as nl_context
 from novalite import objects
 from novalite.compute import api as compute_api
+from novalite.compute import build, task_states, vm_states
 from novalite.conductor import manager as conductor_manager
+from novalite.conf import CONF
 from tests.functional import volume_stack
 from tests.functional.test_lost_builds import DirectTaskAPI, DyingScheduler
 from tests.functional.volume_stack import boot, boot_active, delete, fault, wait
@@ -138,3 +140,54 @@ def test_a_blank_root_volume(stack, cinder, flavor):
     assert cinder.volumes[volume_id]['status'] == 'in-use'
     delete(stack, server['id'])
     assert volume_id not in cinder.volumes
+
+
+def test_a_delete_during_spawn_lets_the_volumes_go(stack, cinder, flavor):
+    user = cinder.add_volume()
+    CONF.set_override('spawn_seconds', 1, group='fake_driver')
+    try:
+        resp = boot(stack, flavor, [
+            {'source_type': 'image', 'destination_type': 'volume',
+             'uuid': stack.image['id'], 'boot_index': 0, 'volume_size': 1,
+             'delete_on_termination': True},
+            {'source_type': 'volume', 'destination_type': 'volume', 'uuid': user['id']}],
+            image=False, name='deleted-while-spawning')
+        assert resp.status_code == 202, resp.text
+        server_id = resp.json()['server']['id']
+        wait(lambda: stack.request('GET', '/servers/%s' % server_id).json()['server'][
+            'OS-EXT-STS:task_state'] == 'spawning')
+        made = [a['volume_id'] for a in cinder.attachments_of(server_id)
+                if a['volume_id'] != user['id']]
+        delete(stack, server_id)
+    finally:
+        CONF.clear_override('spawn_seconds', group='fake_driver')
+    assert cinder.attachments_of(server_id) == []
+    assert cinder.volumes[user['id']]['status'] == 'available'
+    assert len(made) == 1 and made[0] not in cinder.volumes
+
+
+def test_a_build_a_restart_interrupted_is_built_again_with_its_volumes(stack, cinder,
+                                                                         flavor):
+    user = cinder.add_volume()
+    server = boot_active(stack, flavor, [_root_volume(user['id'])], image=False,
+                         name='restarted')
+    server_id = server['id']
+    (first,) = cinder.attachments_of(server_id)
+    svc = stack.computes[server['OS-EXT-SRV-ATTR:host']]
+    # As the host finds it after a restart: BUILDING on it, spawning, no build running.
+    ctxt = nl_context.get_admin_context()
+    instance = objects.Instance.get_by_uuid(ctxt, server_id)
+    instance.vm_state = vm_states.BUILDING
+    instance.task_state = task_states.SPAWNING
+    instance.save()
+
+    svc._call(build.recover_interrupted_builds, svc.manager, ctxt)
+    server = stack.wait_for_status(server_id, ('ACTIVE', 'ERROR'), version='2.79')
+    assert server['status'] == 'ACTIVE', server.get('fault')
+    (again,) = cinder.attachments_of(server_id)
+    assert again['id'] != first['id'] and again['status'] == 'attached'
+    assert cinder.volumes[user['id']]['status'] == 'in-use'
+    assert server['os-extended-volumes:volumes_attached'] == [
+        {'id': user['id'], 'delete_on_termination': False}]
+    delete(stack, server_id)
+    assert cinder.volumes[user['id']]['status'] == 'available'
