@@ -353,20 +353,9 @@ DELIBERATE: dict[str, str] = {}
 
 # Nova 34 rules novalite does not register: their APIs are not served (yet).
 NOT_SERVED = frozenset({
-    # volumes and volume snapshots (no Cinder in novalite yet)
+    # assisted volume snapshots (for Cinder's remote-fs drivers)
     'os_compute_api:os-assisted-volume-snapshots:create',
     'os_compute_api:os-assisted-volume-snapshots:delete',
-    'os_compute_api:os-volumes:create',
-    'os_compute_api:os-volumes:delete',
-    'os_compute_api:os-volumes:detail',
-    'os_compute_api:os-volumes:list',
-    'os_compute_api:os-volumes:show',
-    'os_compute_api:os-volumes:snapshots:create',
-    'os_compute_api:os-volumes:snapshots:delete',
-    'os_compute_api:os-volumes:snapshots:detail',
-    'os_compute_api:os-volumes:snapshots:list',
-    'os_compute_api:os-volumes:snapshots:show',
-    'os_compute_api:servers:create:attach_volume',
     # consoles (remote consoles, console auth tokens)
     'os_compute_api:os-console-auth-tokens',
     'os_compute_api:os-remote-consoles',

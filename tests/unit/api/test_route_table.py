@@ -18,7 +18,8 @@ CHECKED = ('servers', 'server_metadata', 'server_tags', 'instance_actions', 'fla
            'server_external_events', 'interfaces', 'security_groups',
            'security_group_rules', 'server_security_groups', 'networks', 'floating_ips',
            'floating_ip_pools', 'server_password', 'server_topology', 'volume_attachments',
-           'server_shares', 'volumes_boot', 'volumes_boot_actions')
+           'server_shares', 'volumes_boot', 'volumes_boot_actions', 'volumes',
+           'snapshots')
 
 _ROUTES = [(path, method, name, action) for path, methods in routes.ROUTE_LIST
            for method, (name, action) in methods.items() if name in CHECKED]

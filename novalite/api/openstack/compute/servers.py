@@ -161,6 +161,8 @@ class ServersController(common.ComputeAPIUser, wsgi.Controller):
             if server.get('imageRef') else None
         image_href, volume_mappings = _block_devices(
             req, image_href, server.get('block_device_mapping_v2') or [])
+        if volume_mappings:
+            context.can(SERVERS % 'create:attach_volume', _own(context))
         admin_password = server.get('adminPass') or _generate_password()
         if server.get('trusted_image_certificates'):
             raise webob.exc.HTTPBadRequest(explanation=(
