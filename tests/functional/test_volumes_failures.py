@@ -223,9 +223,6 @@ def test_cinder_down_during_delete_leaves_it_deleting_until_cinder_is_back(
     assert cinder.attachments_of(server_id) == []
 
 
-@pytest.mark.xfail(strict=True, reason='views/server_fields.py lists a mapping without '
-                   'a volume as {"id": null}; Nova leaves it out (diff in the voltests '
-                   'report): remove this mark once applied')
 def test_no_valid_host_with_an_image_volume_shows_no_volume(stack, cinder, clean):
     resp = stack.request('POST', '/flavors', json={'flavor': {
         'name': 'm1.too-big-too', 'ram': 40000, 'vcpus': 1, 'disk': 1}})

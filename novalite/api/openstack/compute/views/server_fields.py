@@ -77,7 +77,7 @@ def volumes_attached(req: wsgi.Request, instances: list[objects.Instance]
             found[uuid] = [dict({'id': bdm.volume_id},
                                 **({'delete_on_termination': bdm.delete_on_termination}
                                    if with_delete else {}))
-                           for bdm in bdms if bdm.is_volume]
+                           for bdm in bdms if bdm.is_volume and bdm.volume_id]
     return found
 
 
