@@ -3,6 +3,7 @@ behind a stand-in Keystone (keystoneauth's admin_token plugin)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from keystoneauth1 import loading as ks_loading
@@ -74,8 +75,10 @@ def service_token(keystone: None) -> Iterator[None]:
 
 
 def user(token: str | None = 'alice-token',
-         user_auth_plugin: ks_plugin.BaseAuthPlugin | None = None) -> nl_context.RequestContext:
+         user_auth_plugin: ks_plugin.BaseAuthPlugin | None = None,
+         service_catalog: list[dict[str, Any]] | None = None) -> nl_context.RequestContext:
     """Alice of project alpha, a member."""
     return nl_context.RequestContext(user_id='alice', project_id='alpha',
                                      roles=['member', 'reader'], auth_token=token,
-                                     overwrite=False, user_auth_plugin=user_auth_plugin)
+                                     overwrite=False, user_auth_plugin=user_auth_plugin,
+                                     service_catalog=service_catalog)

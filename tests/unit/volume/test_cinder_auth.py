@@ -111,6 +111,21 @@ def test_with_keystone_cinder_is_found_in_the_callers_catalog_by_catalog_info(
     assert cinder.requests()[-1].headers['X-Auth-Token'] == 'alice-token'
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    'novalite.context.CATALOG_SERVICE_TYPES keeps no volumev3/block-storage entry: a '
+    'context that crossed RPC (the compute host\'s) has no Cinder in its catalog'))
+def test_cinder_is_found_in_the_catalog_of_a_context_that_crossed_rpc(
+        cinder: CinderDouble, keystone: None) -> None:
+    CONF.clear_override('endpoint_template', group='cinder')
+    catalog = [{'type': 'volumev3', 'name': 'cinderv3', 'endpoints': [
+        {'region': 'RegionOne', 'publicURL': cinder.url + '/v3/alpha',
+         'internalURL': cinder.url + '/v3/alpha'}]}]
+    over_rpc = nl_context.RequestContext.from_dict(user(service_catalog=catalog).to_dict())
+    cinder_api.API().get_all(over_rpc)
+    assert cinder.requests()[-1].path == '/v3/alpha/volumes/detail'
+    assert cinder.requests()[-1].headers['X-Auth-Token'] == 'alice-token'
+
+
 def test_without_endpoint_template_or_keystone_cinder_cannot_be_reached(
         cinder: CinderDouble) -> None:
     CONF.clear_override('endpoint_template', group='cinder')
