@@ -55,11 +55,16 @@ def attach_volume(api: API, context: RequestContext, instance: objects.Instance,
 
     :raises InstanceInvalidState, InstanceIsLocked: (409)
     :raises VolumeNotFound: (404) no such volume, or not the caller's
-    :raises InvalidVolume: (400) Cinder refuses to reserve it (not available...)
+    :raises InvalidVolume: (400) attached to the server already, or Cinder refuses to
+        reserve it (not available...)
     """
     instance_edit.check_instance_lock(context, instance)
     instance_edit.check_instance_state(instance, 'attach_volume', ATTACH_STATES)
     volume = api.volume_api.get(context, volume_id)
+    # Cinder lets the server that holds a volume attach it again (a move to another
+    # host does): a second mapping of it must be refused here, as Nova does.
+    if any(bdm.volume_id == volume_id for bdm in get_volume_mappings(api, context, instance)):
+        raise exception.InvalidVolume(reason='volume %s already attached' % volume_id)
     api.volume_api.check_availability_zone(context, volume, instance=instance)
     if instance.vm_state == vm_states.SHELVED_OFFLOADED:
         return _attach_shelved_offloaded(api, context, instance, volume_id, device,

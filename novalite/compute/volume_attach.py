@@ -41,9 +41,13 @@ def reserve_block_device_name(mgr: ComputeManager, context: RequestContext,
     next free one unless ``device`` names one that is free); the API then reserves the
     volume in Cinder for it.
 
-    :raises InvalidDevicePath: ``device`` is taken
+    :raises InvalidBDMFormat: ``device`` is no device name
+    :raises InvalidVolume: the volume is attached to the server already (checked again
+        here, under the instance's lock, for two attaches racing)
     """
     bdms = list(objects.BlockDeviceMappingList.get_by_instance_uuid(context, instance.uuid))
+    if any(bdm.volume_id == volume_id for bdm in bdms):
+        raise exception.InvalidVolume(reason='volume %s already attached' % volume_id)
     used = [block_devices.ROOT_DEVICE] if instance.image_ref else []
     used += [bdm.device_name for bdm in bdms if bdm.device_name]
     if device and block_device.prepend_dev(device) not in used:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
+
 from novalite import context as nl_context
-from novalite import objects
+from novalite import exception, objects
 from novalite.compute import api as compute_api
 from novalite.compute import build, task_states, vm_states
 from novalite.conductor import manager as conductor_manager
 from novalite.conf import CONF
 from tests.functional import volume_stack
-from tests.functional.test_lost_builds import DirectTaskAPI, DyingScheduler
+from tests.functional.test_lost_builds import DirectTaskAPI, DyingScheduler, LostCast
 from tests.functional.volume_stack import boot, boot_active, delete, fault, wait
 
 # The module's fixtures: its stack with the Cinder double.
@@ -42,6 +44,12 @@ def test_attaching_a_volume_twice_to_one_server_keeps_the_first(stack, cinder, f
         listed = stack.request('GET', _path(server_id)).json()['volumeAttachments']
         assert [(a['volumeId'], a['device']) for a in listed] == [(volume['id'],
                                                                    '/dev/vdb')]
+        # Two attaches racing past the API's check: the host refuses the second.
+        ctxt = nl_context.get_admin_context()
+        instance = objects.Instance.get_by_uuid(ctxt, server_id)
+        mgr = stack.computes[server['OS-EXT-SRV-ATTR:host']].manager
+        with pytest.raises(exception.InvalidVolume, match='already attached'):
+            mgr.reserve_block_device_name(ctxt, instance, None, volume['id'])
         assert len(cinder.attachments_of(server_id)) == 1
         assert stack.request('DELETE', _path(server_id, volume['id'])).status_code == 202
         wait(lambda: cinder.volumes[volume['id']]['status'] == 'available')
@@ -191,3 +199,29 @@ def test_a_build_a_restart_interrupted_is_built_again_with_its_volumes(stack, ci
         {'id': user['id'], 'delete_on_termination': False}]
     delete(stack, server_id)
     assert cinder.volumes[user['id']]['status'] == 'available'
+
+
+def test_a_volume_reserved_for_one_server_is_refused_to_another(stack, cinder, flavor):
+    volume = cinder.add_volume()
+    ctxt = nl_context.RequestContext(user_id='admin', project_id='admin',
+                                     roles=['admin', 'member', 'reader'], is_admin=True,
+                                     overwrite=False)
+    # A server the API accepted and no conductor took yet: its volume is reserved.
+    api = compute_api.API(compute_task_api=LostCast())
+    (first,), _ = api.create(
+        ctxt, objects.Flavor.get_by_name(ctxt, 'm1.volumes'), None, name='first',
+        block_device_mapping=[{'source_type': 'volume', 'destination_type': 'volume',
+                               'volume_id': volume['id'], 'boot_index': 0,
+                               'delete_on_termination': False, 'volume_size': None}])
+    assert cinder.volumes[volume['id']]['status'] == 'reserved'
+    resp = boot(stack, flavor, [_root_volume(volume['id'])], image=False, name='second')
+    assert volume['id'] in fault(resp, 400)
+    other = boot_active(stack, flavor, name='third')
+    resp = stack.request('POST', _path(other['id']),
+                         json={'volumeAttachment': {'volumeId': volume['id']}})
+    assert volume['id'] in fault(resp, 400)
+    assert [a['instance'] for a in cinder.attachments.values()
+            if a['volume_id'] == volume['id']] == [first.uuid]
+    delete(stack, first.uuid)
+    delete(stack, other['id'])
+    assert cinder.volumes[volume['id']]['status'] == 'available'

@@ -305,7 +305,13 @@ class CinderDouble:
             volume = self._volume(spec['volume_uuid'])
         except _Answer:
             raise _fault(404, 'Volume %s could not be found.' % spec['volume_uuid']) from None
-        if volume['status'] not in ('available', 'reserved') and not volume['multiattach']:
+        # As Cinder's _attachment_reserve: a volume not available takes another
+        # attachment only for the server already holding one (a move to another host).
+        same_server = any(a['volume_id'] == volume['id'] and
+                          a['instance'] == spec['instance_uuid']
+                          for a in self.attachments.values())
+        if volume['status'] != 'available' and not volume['multiattach'] and \
+                not (same_server and volume['status'] in ('reserved', 'in-use')):
             raise _fault(400, 'Invalid volume: Volume %s status must be available or '
                               'downloading' % volume['id'])
         attachment_id = str(uuid.uuid4())
