@@ -29,7 +29,7 @@ did_not_respond_sentinel = object()
 raised_exception_sentinel = object()
 # The services a daemon calls on the caller's behalf: the part of the caller's catalog a
 # context keeps (and carries over RPC), as Nova keeps only what it uses.
-CATALOG_SERVICE_TYPES = ('image', 'network', 'placement')
+CATALOG_SERVICE_TYPES = ('image', 'network', 'placement', 'volumev3', 'block-storage')
 
 
 class _ContextAuthPlugin(ks_plugin.BaseAuthPlugin):

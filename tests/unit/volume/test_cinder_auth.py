@@ -111,9 +111,6 @@ def test_with_keystone_cinder_is_found_in_the_callers_catalog_by_catalog_info(
     assert cinder.requests()[-1].headers['X-Auth-Token'] == 'alice-token'
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'novalite.context.CATALOG_SERVICE_TYPES keeps no volumev3/block-storage entry: a '
-    'context that crossed RPC (the compute host\'s) has no Cinder in its catalog'))
 def test_cinder_is_found_in_the_catalog_of_a_context_that_crossed_rpc(
         cinder: CinderDouble, keystone: None) -> None:
     CONF.clear_override('endpoint_template', group='cinder')
