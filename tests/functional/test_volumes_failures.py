@@ -263,3 +263,29 @@ def test_cinder_unreachable_at_the_api(stack, cinder, flavor, cinder_down, clean
     assert [a['volumeId'] for a in listed.json()['volumeAttachments']] == [attached['id']]
     delete(stack, server['id'])
     assert cinder.volumes[attached['id']]['status'] == 'available'
+
+
+def test_a_volume_cinder_makes_slowly_is_waited_for(stack, cinder, flavor, clean,
+                                                     monkeypatch):
+    monkeypatch.setattr(cinder, 'settle_after', 3)
+    server = boot_active(stack, flavor, [_image_volume(stack)], image=False)
+    (volume_id,) = [v['id'] for v in server['os-extended-volumes:volumes_attached']]
+    assert cinder.volumes[volume_id]['status'] == 'in-use'
+    delete(stack, server['id'])
+    assert volume_id not in cinder.volumes
+
+
+def test_a_volume_cinder_fails_to_make_fails_the_build(stack, cinder, flavor, clean):
+    volumes = set(cinder.volumes)
+    user = cinder.add_volume()
+    cinder.errors_next = 1
+    server = _error(stack, boot(stack, flavor, [
+        _image_volume(stack),
+        {'source_type': 'volume', 'destination_type': 'volume', 'uuid': user['id']}],
+        image=False))
+    assert 'did not finish being created' in server['fault']['message'], server['fault']
+    assert set(cinder.volumes) == volumes | {user['id']}, 'the volume in error deleted'
+    assert cinder.volumes[user['id']]['status'] == 'available'
+    assert cinder.attachments_of(server['id']) == []
+    delete(stack, server['id'])
+    assert cinder.volumes[user['id']]['status'] == 'available'

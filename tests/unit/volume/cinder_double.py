@@ -73,6 +73,8 @@ class CinderDouble:
     max_version: str = '3.71'
     settle_after: int = 0
     volume_quota: int = 10
+    # The next this many volumes created settle in ``error`` (a backend that failed).
+    errors_next: int = 0
     volumes: dict[str, dict[str, Any]] = field(default_factory=dict)
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
     attachments: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -179,7 +181,8 @@ class CinderDouble:
         volume = self.volumes[volume_id]
         reads = self._reads.get(volume_id, 0)
         if volume['status'] == 'creating' and reads >= self.settle_after:
-            volume['status'] = 'error' if 'error' in (volume['name'] or '') else 'available'
+            volume['status'] = 'error' if 'error' in (volume['name'] or '') or \
+                volume.get('settles_in_error') else 'available'
         self._reads[volume_id] = reads + 1
         return volume
 
@@ -211,6 +214,9 @@ class CinderDouble:
                   'metadata': spec.get('metadata') or {}}
         if spec.get('imageRef'):
             volume['volume_image_metadata'] = {'image_id': spec['imageRef']}
+        if self.errors_next > 0:
+            self.errors_next -= 1
+            volume['settles_in_error'] = True
         self.volumes[volume_id] = volume
         return 202, {'volume': volume}
 
