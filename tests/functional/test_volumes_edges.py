@@ -225,3 +225,41 @@ def test_a_volume_reserved_for_one_server_is_refused_to_another(stack, cinder, f
     delete(stack, first.uuid)
     delete(stack, other['id'])
     assert cinder.volumes[volume['id']]['status'] == 'available'
+
+
+def test_a_user_boots_from_volume_attaches_and_deletes(stack, cinder, flavor):
+    owner = 'alice:alpha'
+    root = cinder.add_volume()
+    data = cinder.add_volume()
+    resp = stack.request('POST', '/servers', token=owner, version='2.79', json={'server': {
+        'name': 'alices', 'flavorRef': flavor, 'networks': 'none',
+        'block_device_mapping_v2': [_root_volume(root['id'])]}})
+    assert resp.status_code == 202, resp.text
+    server_id = resp.json()['server']['id']
+    server = stack.wait_for_status(server_id, ('ACTIVE', 'ERROR'), token=owner)
+    assert server['status'] == 'ACTIVE', server.get('fault')
+    resp = stack.request('POST', _path(server_id), token=owner, version='2.79',
+                         json={'volumeAttachment': {'volumeId': data['id'],
+                                                    'delete_on_termination': True}})
+    assert resp.status_code == 200, resp.text
+    wait(lambda: cinder.volumes[data['id']]['status'] == 'in-use')
+    calls = [s for s in cinder.requests() if s.body and 'attachment' in s.body and
+             s.body['attachment'].get('instance_uuid') == server_id]
+    assert calls and all(s.headers['X-Auth-Token'] == owner for s in calls)
+    assert stack.request('DELETE', '/servers/%s' % server_id, token=owner).status_code == 204
+    stack.wait_for_deleted(server_id, token=owner)
+    assert cinder.volumes[root['id']]['status'] == 'available'
+    assert data['id'] not in cinder.volumes
+
+
+def test_a_delete_after_cinder_lost_the_attachment(stack, cinder, flavor):
+    volume = cinder.add_volume()
+    server = boot_active(stack, flavor, [_root_volume(volume['id'])], image=False,
+                         name='lost-attachment')
+    (attachment,) = cinder.attachments_of(server['id'])
+    # An operator deleted it in Cinder behind novalite's back.
+    del cinder.attachments[attachment['id']]
+    volume = cinder.volumes[volume['id']]
+    volume['attachments'], volume['status'] = [], 'available'
+    delete(stack, server['id'])
+    assert cinder.volumes[volume['id']]['status'] == 'available'
