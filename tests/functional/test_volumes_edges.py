@@ -263,3 +263,30 @@ def test_a_delete_after_cinder_lost_the_attachment(stack, cinder, flavor):
     volume['attachments'], volume['status'] = [], 'available'
     delete(stack, server['id'])
     assert cinder.volumes[volume['id']]['status'] == 'available'
+
+
+def test_a_soft_deleted_server_keeps_its_volumes_until_force_deleted(stack, cinder, flavor):
+    volume = cinder.add_volume()
+    server = boot_active(stack, flavor, [_root_volume(volume['id'],
+                                                      delete_on_termination=True)],
+                         image=False, name='soft')
+    server_id = server['id']
+    CONF.set_override('reclaim_instance_interval', 3600)
+    try:
+        assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
+        stack.wait_for_status(server_id, ('SOFT_DELETED',))
+        assert cinder.volumes[volume['id']]['status'] == 'in-use'
+        resp = stack.request('POST', '/servers/%s/action' % server_id,
+                             json={'restore': None})
+        assert resp.status_code == 202, resp.text
+        stack.wait_for_status(server_id, ('ACTIVE',))
+        assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
+        stack.wait_for_status(server_id, ('SOFT_DELETED',))
+        resp = stack.request('POST', '/servers/%s/action' % server_id,
+                             json={'forceDelete': None})
+        assert resp.status_code == 202, resp.text
+        stack.wait_for_deleted(server_id)
+    finally:
+        CONF.clear_override('reclaim_instance_interval')
+    assert volume['id'] not in cinder.volumes
+    assert cinder.attachments_of(server_id) == []
