@@ -20,6 +20,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -102,6 +103,9 @@ class CephCluster:
         # Seconds from start() until: the monitor answered ('mon'), the OSD's mkfs was
         # done ('mkfs'), the pools existed ('pools'), every PG was active ('up').
         self.timings: dict[str, float] = {}
+        # Set once the monitor knows the pools: a client may connect and open them
+        # (its I/O waits until the placement groups are active).
+        self.pools_ready = threading.Event()
 
     @property
     def record(self) -> CephRecord:
@@ -139,6 +143,7 @@ class CephCluster:
         On failure what runs stays, recorded: call ``stop()``.
         """
         started = time.monotonic()
+        self.pools_ready.clear()
         self.check()
         if os.path.exists(self.dir):
             shutil.rmtree(self.dir)
@@ -160,17 +165,30 @@ class CephCluster:
             self._daemon('ceph-mgr', MGR)
             self.ceph('osd', 'new', osd_uuid, str(OSD))
             self.timings['mon'] = time.monotonic() - started
-            if mkfs.wait(60) != 0:
-                raise RuntimeError('ceph-osd --mkfs failed (%s); see %s' % (
-                    mkfs.returncode, os.path.join(self.log_dir, 'osd-mkfs.log')))
+            # The pools are the monitor's business (a second or so each): made while
+            # the OSD's mkfs ends and the OSD boots.
+            pools = self._popen('pools', ['ceph', '-c', self.conf_file], stdin=True)
+            try:
+                assert pools.stdin is not None
+                pools.stdin.write(self._pool_commands().encode())
+                pools.stdin.close()
+                if mkfs.wait(60) != 0:
+                    raise RuntimeError('ceph-osd --mkfs failed (%s); see %s' % (
+                        mkfs.returncode, os.path.join(self.log_dir, 'osd-mkfs.log')))
+                self.timings['mkfs'] = time.monotonic() - started
+                self._daemon('ceph-osd', str(OSD))
+                pools.wait(60)
+            finally:
+                if pools.poll() is None:
+                    pools.kill()
+                    pools.wait()
         finally:
             if mkfs.poll() is None:
                 mkfs.kill()
                 mkfs.wait()
-        self.timings['mkfs'] = time.monotonic() - started
-        self._daemon('ceph-osd', str(OSD))
-        self._make_pools()
+        self._check_pools()
         self.timings['pools'] = time.monotonic() - started
+        self.pools_ready.set()
         self.wait_ready(timeout - (time.monotonic() - started))
         self.timings['up'] = time.monotonic() - started
 
@@ -239,14 +257,17 @@ class CephCluster:
         self._record['pids'][name] = daemon.pid
         self._save()
 
-    def _make_pools(self) -> None:
-        """The pools, tagged for RBD, in one ``ceph`` run (commands read from stdin:
-        each run of the CLI costs a Python start)."""
+    @staticmethod
+    def _pool_commands() -> str:
+        """The pools, tagged for RBD, as commands for one ``ceph`` run reading them from
+        stdin (each run of the CLI costs a Python start)."""
         commands = []
         for pool in POOLS:
             commands += ['osd pool create %s %d %d' % (pool, PG_NUM, PG_NUM),
                          'osd pool application enable %s rbd' % pool]
-        self._run(['ceph', '-c', self.conf_file], stdin='\n'.join(commands) + '\n')
+        return '\n'.join(commands) + '\n'
+
+    def _check_pools(self) -> None:
         existing = set(self.ceph('osd', 'pool', 'ls').split())
         if not existing >= set(POOLS):
             raise RuntimeError('pools %s missing after creation; see %s'
@@ -293,10 +314,11 @@ class CephCluster:
                                                        .strip()[-2000:]))
         return result.stdout
 
-    def _popen(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+    def _popen(self, name: str, argv: list[str], stdin: bool = False
+               ) -> subprocess.Popen[bytes]:
         with open(os.path.join(self.log_dir, name + '.log'), 'ab') as log:
             return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL)
+                                    stdin=subprocess.PIPE if stdin else subprocess.DEVNULL)
 
     def _save(self) -> None:
         if self._on_record is not None:
