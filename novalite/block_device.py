@@ -85,6 +85,8 @@ def from_api(api_bdm: dict[str, Any], image_uuid_specified: bool) -> dict[str, A
             details='A %s can only be mapped to destination_type volume.' % source_type)
     if bdm.get('device_name') is not None:
         validate_device_name(bdm['device_name'])
+        # Kept as the guest sees it, as Nova's host stores it ('vdb' is /dev/vdb).
+        bdm['device_name'] = prepend_dev(bdm['device_name'])
     size = bdm.get('volume_size')
     if size is not None and size != '':
         try:

@@ -142,3 +142,17 @@ def test_the_servers_list_shows_each_servers_volumes(stack, cinder, flavor):
     finally:
         delete(stack, backed['id'])
         delete(stack, plain['id'])
+
+
+def test_device_names_given_without_dev_are_kept_with_it(stack, cinder, flavor):
+    volume = cinder.add_volume()
+    server = boot_active(stack, flavor, [
+        dict(_root('volume', volume['id']), device_name='vda'),
+        {'source_type': 'blank', 'destination_type': 'volume', 'volume_size': 1,
+         'device_name': 'vdc', 'delete_on_termination': True}], image=False)
+    server_id = server['id']
+    listed = stack.request('GET', '/servers/%s/os-volume_attachments' % server_id,
+                           version='2.79').json()['volumeAttachments']
+    assert sorted(a['device'] for a in listed) == ['/dev/vda', '/dev/vdc']
+    assert sorted(driver(stack, server).volumes(server_id)) == ['/dev/vda', '/dev/vdc']
+    delete(stack, server_id)

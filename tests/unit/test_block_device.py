@@ -174,3 +174,10 @@ def test_dev_prefixes():
     assert block_device.prepend_dev('vdb') == '/dev/vdb'
     assert block_device.prepend_dev('/dev/vdb') == '/dev/vdb'
     assert block_device.strip_dev(None) is None
+
+
+def test_a_device_name_is_kept_with_dev():
+    assert block_device.from_api(_volume(device_name='vdb'), False)['device_name'] == \
+        '/dev/vdb'
+    assert block_device.from_api(_volume(device_name='/dev/sdc'), False)['device_name'] == \
+        '/dev/sdc'
