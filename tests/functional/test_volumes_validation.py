@@ -167,3 +167,24 @@ def test_a_volume_smaller_than_the_images_min_disk(stack, flavor, refused):
     assert fault(resp, 400) == (
         'Volume is smaller than the minimum size specified in image metadata. Volume size '
         'is 1073741824 bytes, minimum size is 5368709120 bytes.')
+
+
+def test_a_root_volume_whose_image_needs_more_memory_than_the_flavor(stack, cinder, flavor,
+                                                                     refused):
+    volume = cinder.add_volume(volume_image_metadata={'image_id': stack.image['id'],
+                                                      'min_ram': '4096'})
+    resp = boot(stack, flavor, [_volume_bdm(volume['id'])], image=False)
+    assert "Flavor's memory is too small for requested image." == fault(resp, 400)
+
+
+def test_cross_az_attach_off_refuses_a_volume_of_another_zone(stack, cinder, flavor,
+                                                              refused):
+    volume = cinder.add_volume(availability_zone='az-far')
+    CONF.set_override('cross_az_attach', False, group='cinder')
+    try:
+        resp = boot(stack, flavor, [_volume_bdm(volume['id'])], image=False,
+                    availability_zone='nova')
+    finally:
+        CONF.clear_override('cross_az_attach', group='cinder')
+    message = fault(resp, 400)
+    assert 'az-far' in message and 'same availability zone' in message, message
