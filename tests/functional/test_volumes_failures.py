@@ -289,3 +289,33 @@ def test_a_volume_cinder_fails_to_make_fails_the_build(stack, cinder, flavor, cl
     assert cinder.attachments_of(server['id']) == []
     delete(stack, server['id'])
     assert cinder.volumes[user['id']]['status'] == 'available'
+
+
+def test_cinder_failing_the_attachment_delete_leaves_the_delete_pending(
+        stack, cinder, flavor, clean, monkeypatch):
+    """Unlike Nova (which ignores Cinder's errors there and leaves the attachment
+    behind), a delete whose attachment Cinder will not delete stays DELETING; the
+    pending delete task finishes it once Cinder does."""
+    monkeypatch.setattr(block_devices, 'DELETE_RETRIES', 1)
+    volume = cinder.add_volume()
+    server = boot_active(stack, flavor, [_root_volume(volume['id'])], image=False)
+    server_id = server['id']
+    svc = stack.computes[server['OS-EXT-SRV-ATTR:host']]
+    mgr = svc.manager
+    cinder.fail_next(500, 'backend broke', count=1000, path='/v3/attachments/')
+    assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
+    wait(lambda: server_id not in mgr.driver.list_instance_uuids()
+         and not mgr.instance_lock(server_id).locked())
+    shown = stack.request('GET', '/servers/%s' % server_id).json()['server']
+    assert shown['OS-EXT-STS:task_state'] == 'deleting'
+    assert [a['volume_id'] for a in cinder.attachments_of(server_id)] == [volume['id']]
+
+    cinder.faults.clear()
+    CONF.set_override('pending_delete_grace', 0, group='compute')
+    try:
+        svc._call(mgr._retry_pending_deletes, nl_context.get_admin_context())
+    finally:
+        CONF.clear_override('pending_delete_grace', group='compute')
+    assert stack.request('GET', '/servers/%s' % server_id).status_code == 404
+    assert cinder.volumes[volume['id']]['status'] == 'available'
+    assert cinder.attachments_of(server_id) == []
