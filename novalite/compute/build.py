@@ -226,8 +226,9 @@ def _connect_volumes(mgr: ComputeManager, context: RequestContext, instance: obj
             instance_uuid=instance.uuid,
             reason='Failure prepping block device with the volume service (Cinder), not '
                    'rescheduling: %s' % exc.format_message()) from exc
-    except (exception.VolumeError, exception.InvalidVolume, exception.VolumeNotFound,
-            exception.VolumeOverQuota, exception.SnapshotNotFound) as exc:
+    except (exception.VolumeError, exception.InvalidVolume, exception.InvalidInput,
+            exception.VolumeNotFound, exception.VolumeOverQuota,
+            exception.SnapshotNotFound) as exc:
         raise exception.BuildAbortException(
             instance_uuid=instance.uuid,
             reason='Failure prepping block device: %s' % exc.format_message()) from exc
