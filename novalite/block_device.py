@@ -151,7 +151,28 @@ def parse(api_bdms: list[dict[str, Any]], image_href: str | None
     sequence = volumes + ([{'boot_index': 0}] if image_href else [])
     if volumes or not image_href:
         check_boot_sequence(sequence)
+    _check_distinct(volumes, image_root=bool(image_href))
     return image_href, volumes
+
+
+def _check_distinct(volumes: list[dict[str, Any]], image_root: bool) -> None:
+    """One mapping per volume and per device name (the image booted from local disk
+    is the first disk, ``/dev/vda``): a guest cannot have either twice.
+
+    :raises InvalidBDMFormat:
+    """
+    seen_volumes: set[str] = set()
+    seen_devices: set[str] = {DEFAULT_PREFIX + 'a'} if image_root else set()
+    for bdm in volumes:
+        volume_id, device = bdm.get('volume_id'), bdm.get('device_name')
+        if volume_id and volume_id in seen_volumes:
+            raise exception.InvalidBDMFormat(
+                details='Volume %s is mapped more than once.' % volume_id)
+        if device and device in seen_devices:
+            raise exception.InvalidBDMFormat(
+                details='Device name %s is used more than once.' % device)
+        seen_volumes.add(volume_id or '')
+        seen_devices.add(device or '')
 
 
 def _names_image_root(api_bdms: list[dict[str, Any]]) -> bool:

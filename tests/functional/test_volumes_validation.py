@@ -188,3 +188,19 @@ def test_cross_az_attach_off_refuses_a_volume_of_another_zone(stack, cinder, fla
         CONF.clear_override('cross_az_attach', group='cinder')
     message = fault(resp, 400)
     assert 'az-far' in message and 'same availability zone' in message, message
+
+
+def test_one_volume_mapped_twice(stack, cinder, flavor, refused):
+    volume = cinder.add_volume()
+    resp = boot(stack, flavor, [_volume_bdm(volume['id'], None),
+                                _volume_bdm(volume['id'], None)])
+    assert fault(resp, 400) == ('Block Device Mapping is Invalid: Volume %s is mapped '
+                                'more than once.' % volume['id'])
+
+
+def test_a_data_volume_at_the_images_device(stack, cinder, flavor, refused):
+    volume = cinder.add_volume()
+    resp = boot(stack, flavor, [dict(_volume_bdm(volume['id'], None),
+                                     device_name='/dev/vda')])
+    assert fault(resp, 400) == ('Block Device Mapping is Invalid: Device name /dev/vda is '
+                                'used more than once.')

@@ -181,3 +181,24 @@ def test_a_device_name_is_kept_with_dev():
         '/dev/vdb'
     assert block_device.from_api(_volume(device_name='/dev/sdc'), False)['device_name'] == \
         '/dev/sdc'
+
+
+def test_parse_refuses_a_volume_mapped_twice():
+    with pytest.raises(exception.InvalidBDMFormat, match='mapped more than once'):
+        block_device.parse([_volume(), _volume(boot_index=None)], None)
+
+
+@pytest.mark.parametrize('api_bdms,image', [
+    ([_volume(boot_index=None, device_name='vda')], IMAGE),
+    ([_volume(device_name='/dev/vdb'),
+      {'source_type': 'blank', 'destination_type': 'volume', 'volume_size': 1,
+       'device_name': 'vdb'}], None),
+])
+def test_parse_refuses_a_device_name_used_twice(api_bdms, image):
+    with pytest.raises(exception.InvalidBDMFormat, match='used more than once'):
+        block_device.parse(api_bdms, image)
+
+
+def test_parse_takes_two_volumes_of_one_snapshot():
+    snapshot = {'source_type': 'snapshot', 'destination_type': 'volume', 'uuid': SNAPSHOT}
+    assert len(block_device.parse([snapshot, dict(snapshot)], IMAGE)[1]) == 2
