@@ -16,6 +16,14 @@ ping (the kernel does) and serves ``HTTP_BODY`` over HTTP on port 80 (busybox
 and prints ``PING_OK_MARKER`` or ``PING_FAIL_MARKER``; then it fetches that address's
 page over TCP (busybox ``nc``) and prints ``TCP_OK_MARKER`` or ``TCP_FAIL_MARKER``. A
 guest without a NIC prints none of these.
+
+Given ``novalite_volume=<dev>`` on its kernel command line (``VOLUME_CMDLINE``), the
+guest also waits for the disk ``/dev/<dev>`` (a volume, attached at boot or hot-plugged
+later) and looks at its first sector: if it holds a ``VOLUME_MARKER`` line (a volume a
+guest wrote before), it prints ``VOLUME_FOUND_MARKER dev=<dev> <that line>``; otherwise
+it writes ``VOLUME_MARKER <random uuid>`` there, flushes it, drops its page cache, reads
+the sector back from the disk and prints ``VOLUME_WROTE_MARKER dev=<dev> sectors=<size>
+<what it read>``.
 """
 from __future__ import annotations
 
@@ -53,6 +61,12 @@ HTTP_BODY = 'NOVALITE-GUEST-HTTP'
 PING_SECONDS = 180
 # The kernel command line of the image (os_command_line).
 CMDLINE = 'console=ttyS0 loglevel=4'
+# What a guest writes to (and looks for on) the volume of novalite_volume=<dev>.
+VOLUME_MARKER = 'NL-VOLUME-MARKER'
+VOLUME_WROTE_MARKER = 'GUEST-VOLUME-WROTE'
+VOLUME_FOUND_MARKER = 'GUEST-VOLUME-FOUND'
+# The command line of a guest that writes to, or reads from, its second disk.
+VOLUME_CMDLINE = CMDLINE + ' novalite_volume=vdb'
 
 INIT = '''#!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -71,6 +85,7 @@ for dev in /sys/class/input/event*; do
     fi
 done
 [ -e /sys/class/net/eth0 ] && /network.sh &
+grep -q novalite_volume= /proc/cmdline && /volume.sh &
 while true; do sleep 3600; done
 '''
 # /network.sh: DHCP on eth0, the web server, then the ping and the page of
@@ -105,6 +120,27 @@ for try in 1 2 3; do
     fi
 done
 echo "%(tcp_fail)s target=$target"
+'''
+# /volume.sh: the marker on the disk of novalite_volume=<dev>, found or written (the
+# sector read with NULs dropped; a fresh volume reads as nothing).
+VOLUME = '''#!/bin/sh
+for arg in $(cat /proc/cmdline); do
+    case "$arg" in novalite_volume=*) dev=${arg#novalite_volume=};; esac
+done
+echo "GUEST-VOLUME-WAIT dev=$dev uptime=$(cut -d' ' -f1 /proc/uptime)"
+while [ ! -b /dev/$dev ]; do sleep 1; done
+first() { dd if=/dev/$dev bs=512 count=1 2>/dev/null | tr -d '\\000' | head -n 1; }
+found=$(first)
+case "$found" in
+    %(marker)s*)
+        echo "%(found)s dev=$dev $found"
+        exit 0;;
+esac
+echo "%(marker)s $(cat /proc/sys/kernel/random/uuid)" |
+    dd of=/dev/$dev bs=512 count=1 conv=sync,notrunc 2>/dev/null
+sync
+echo 3 > /proc/sys/vm/drop_caches
+echo "%(wrote)s dev=$dev sectors=$(cat /sys/block/$dev/size) $(first)"
 '''
 # udhcpc's script: the address, MTU and default route; the lease on the console.
 UDHCPC = '''#!/bin/sh
@@ -221,6 +257,8 @@ def _scripts() -> dict[str, str]:
                                  'tcp_ok': TCP_OK_MARKER, 'tcp_fail': TCP_FAIL_MARKER},
         'www/index.html': HTTP_BODY + '\n',
         'udhcpc.sh': UDHCPC % {'dhcp': DHCP_MARKER},
+        'volume.sh': VOLUME % {'marker': VOLUME_MARKER, 'found': VOLUME_FOUND_MARKER,
+                               'wrote': VOLUME_WROTE_MARKER},
     }
 
 
