@@ -111,6 +111,9 @@ class CinderOnCeph:
         self.port = port or free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
         self.keystone = keystone
+        # Glance's URL, for the volumes Cinder makes from images (Glance is in no
+        # catalog here); set before the start.
+        self.glance_url: str | None = None
         self.etc_dir = os.path.join(self.dir, 'etc')
         self.log_dir = os.path.join(self.dir, 'log')
         self.conf_file = os.path.join(self.etc_dir, 'cinder.conf')
@@ -302,6 +305,10 @@ class CinderOnCeph:
                 'osapi_volume_listen': '127.0.0.1',
                 'osapi_volume_listen_port': self.port, 'osapi_volume_workers': 1,
                 'default_volume_type': '__DEFAULT__',
+                # Cinder looks in /etc/cinder for it otherwise, and without it refuses
+                # every list filter (an attachment list by server, for one).
+                'resource_query_filters_file': os.path.join(self.etc_dir,
+                                                            'resource_filters.json'),
                 # A service is seen up within seconds of its start, and down soon.
                 'report_interval': 2, 'service_down_time': 20,
                 # A stop waits for a request under way this long, not a minute.
@@ -322,6 +329,8 @@ class CinderOnCeph:
                 'report_discard_supported': True,
             },
         }
+        if self.glance_url:
+            sections['DEFAULT']['glance_api_servers'] = self.glance_url
         if self.keystone is not None:
             sections['DEFAULT']['auth_strategy'] = 'keystone'
             sections['keystone_authtoken'] = {

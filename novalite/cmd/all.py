@@ -219,11 +219,13 @@ def _start_network(args: argparse.Namespace, state_dir: str,
     return neutron
 
 
-def _start_volumes(args: argparse.Namespace, state_dir: str) -> AllInOneCinder | None:
+def _start_volumes(args: argparse.Namespace, state_dir: str,
+                   glance_url: str) -> AllInOneCinder | None:
     """Ceph and Cinder, checked here and started on a thread of their own; ``None`` if
     they cannot run here (said why on stderr)."""
     volumes = AllInOneCinder(os.path.join(state_dir, 'cinder'), args.cinder_db_server,
                              rabbit_url=args.rabbit_url)
+    volumes.glance_url = glance_url
     try:
         volumes.check()
     except RuntimeError as exc:
@@ -320,14 +322,14 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         neutron = _start_network(args, state_dir, hosts)
         if neutron is None:
             return 1
+    glance = GlanceProcess(os.path.join(state_dir, 'glance'))
     volumes = None
     if args.volumes:
-        volumes = _start_volumes(args, state_dir)
+        volumes = _start_volumes(args, state_dir, glance.url)
         if volumes is None:
             if neutron is not None:
                 _report_leftovers(neutron.stop())
             return 1
-    glance = GlanceProcess(os.path.join(state_dir, 'glance'))
     # Forked from the main thread: Glance is told to stop when its forking thread ends.
     glance.launch()
     glance_start = _Background(lambda: _start_glance(glance, started))

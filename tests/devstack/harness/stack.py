@@ -191,10 +191,15 @@ class Stack:
                 self.name, on_record=self._record_network,
                 keystone=self._neutron_keystone())
             self.neutron.check()
+        # Glance's port is chosen now: Cinder's configuration names it.
+        self.glance = glance_process.GlanceProcess(
+            os.path.join(self.state_dir, 'glance'),
+            authtoken=self.keystone.authtoken_conf('nova') if self.keystone else None)
         if self.volumes:
             self.cinder = CinderEnvironment(
                 os.path.join(self.state_dir, 'cinder'), self.name,
                 on_record=self._record_volumes, keystone=self._cinder_keystone())
+            self.cinder.glance_url = self.glance.url
             self.cinder.check()
             # Ceph and Cinder's schema take seconds: beside everything else.
             self.cinder.launch()
@@ -205,9 +210,6 @@ class Stack:
             self.neutron.start_background()
         # Glance's schema sync takes seconds: it runs while Placement starts. The process
         # is forked from this thread (it is told to stop when its forking thread ends).
-        self.glance = glance_process.GlanceProcess(
-            os.path.join(self.state_dir, 'glance'),
-            authtoken=self.keystone.authtoken_conf('nova') if self.keystone else None)
         self.glance.launch()
         self._record_pid('glance', self.glance.process.pid)
         self._glance_thread = threading.Thread(target=self._start_glance, daemon=True)

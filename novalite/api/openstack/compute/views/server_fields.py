@@ -72,12 +72,11 @@ def volumes_attached(req: wsgi.Request, instances: list[objects.Instance]
     with_delete = avr.is_supported(req, '2.3')
     found: dict[str, list[dict[str, object]]] = {}
     for context, uuids in by_cell.values():
-        for uuid, bdms in objects.BlockDeviceMappingList.bdms_by_instance_uuid(
+        for uuid, volumes in objects.BlockDeviceMappingList.volumes_attached(
                 context, uuids).items():
-            found[uuid] = [dict({'id': bdm.volume_id},
-                                **({'delete_on_termination': bdm.delete_on_termination}
-                                   if with_delete else {}))
-                           for bdm in bdms if bdm.is_volume and bdm.volume_id]
+            found[uuid] = [dict({'id': volume_id},
+                                **({'delete_on_termination': delete} if with_delete else {}))
+                           for volume_id, delete in volumes]
     return found
 
 
