@@ -150,13 +150,27 @@ def _save(bdm: objects.BlockDeviceMapping) -> None:
 
 def release_after_failed_build(mgr: ComputeManager, context: RequestContext,
                                instance: objects.Instance,
-                               bdms: list[objects.BlockDeviceMapping] | None) -> None:
+                               bdms: list[objects.BlockDeviceMapping] | None,
+                               keep_reserved: bool = False) -> None:
     """Undo what a failed build did in Cinder: the attachments deleted (the user's
-    volumes ``available`` again, for the next host or for the user), the volumes this
-    build made deleted. The mappings stay, ready for the next host to start over.
-    Each step that fails is logged; the next step still runs."""
+    volumes ``available`` again, for the user), the volumes this build made deleted.
+    The mappings stay, ready for the next host to start over. ``keep_reserved`` (the
+    build goes to another host): each of the user's volumes keeps a reservation for the
+    server instead (a new attachment without a connector, as Nova's shutdown before a
+    reschedule), so nobody else takes it meanwhile. Each step that fails is logged; the
+    next step still runs."""
     for bdm in volume_mappings(bdms):
-        if bdm.attachment_id:
+        if keep_reserved and bdm.attachment_id and bdm.source_type == 'volume' and \
+                bdm.volume_id:
+            try:
+                old = bdm.attachment_id
+                bdm.attachment_id = mgr.volume_api.attachment_create(
+                    context, bdm.volume_id, instance.uuid)['id']
+                delete_attachment(mgr, context, old)
+            except Exception as exc:
+                LOG.warning('Could not keep volume %s reserved for %s: %s', bdm.volume_id,
+                            instance.uuid, exc)
+        elif bdm.attachment_id:
             try:
                 mgr.volume_api.attachment_delete(context, bdm.attachment_id)
                 bdm.attachment_id = None

@@ -107,7 +107,9 @@ def build_and_run_instance(mgr: ComputeManager, context: RequestContext,
         return
     except Exception as exc:
         _finish_build_event(mgr, context, instance, exc)
-        cleanup(mgr, context, instance, req.node, bdms=req.block_device_mapping)
+        # A build that goes to another host keeps the user's volumes reserved for it.
+        cleanup(mgr, context, instance, req.node, bdms=req.block_device_mapping,
+                keep_reserved=not isinstance(exc, exception.BuildAbortException))
         mgr.rt.build_failed(context, req.node)
         notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
                                                    notifications.ERROR, exception=exc)
@@ -279,7 +281,8 @@ def recorded_network_requests(instance: objects.Instance) -> list[NetworkRequest
 
 def cleanup(mgr: ComputeManager, context: RequestContext, instance: objects.Instance, nodename: str,
             preserve: list[str] | None = None, keep_ports: bool = False,
-            bdms: list[objects.BlockDeviceMapping] | None = None) -> None:
+            bdms: list[objects.BlockDeviceMapping] | None = None,
+            keep_reserved: bool = False) -> None:
     """Remove what a failed or abandoned build left on this host, in Cinder and in
     Placement (``preserve``: ports the user passed in, unbound and kept;
     ``keep_ports``: every port stays the server's, only unbound from this host, as for
@@ -290,7 +293,7 @@ def cleanup(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
                            block_device_info=block_devices.block_device_info(bdms))
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
-    block_devices.release_after_failed_build(mgr, context, instance, bdms)
+    block_devices.release_after_failed_build(mgr, context, instance, bdms, keep_reserved)
     if keep_ports:
         try:
             mgr.network_api.unbind_ports(context, instance, network_info)
