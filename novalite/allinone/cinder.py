@@ -329,6 +329,13 @@ class CinderOnCeph:
                 'report_discard_supported': True,
             },
         }
+        # Cinder's privileged helpers (format checks of images it downloads, os-brick's)
+        # start through sudo by default; these services run as root and there may be no
+        # sudo: the helper is started directly, from Cinder's virtualenv.
+        helper = '%s --config-file %s' % (os.path.join(self.venv, 'bin', 'privsep-helper'),
+                                         self.conf_file)
+        for section in ('cinder_sys_admin', 'privsep_osbrick'):
+            sections[section] = {'helper_command': helper}
         if self.glance_url:
             sections['DEFAULT']['glance_api_servers'] = self.glance_url
         if self.keystone is not None:
