@@ -12,11 +12,13 @@ use (``roll_detaching``). Each records its instance-action event and a fault on 
 """
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
+from oslo_service import loopingcall
 
-from novalite import block_device, exception, objects, transient
+from novalite import block_device, exception, executor, objects, transient
 from novalite.compute import block_devices
 from novalite.compute.interfaces import recorded
 
@@ -30,6 +32,11 @@ ATTACH_EVENT = 'compute_attach_volume'
 DETACH_EVENT = 'compute_detach_volume'
 # A detach's Cinder steps outlast a short outage as a delete's do.
 _RETRIES = block_devices.DELETE_RETRIES
+# A detach whose guest let the volume go while Cinder was unreachable finishes in the
+# background once Cinder answers: it asks again every DETACH_RETRY_INTERVAL seconds for
+# up to DETACH_RETRY_SECONDS.
+DETACH_RETRY_INTERVAL = 10.0
+DETACH_RETRY_SECONDS = 3600.0
 
 
 def reserve_block_device_name(mgr: ComputeManager, context: RequestContext,
@@ -145,11 +152,55 @@ def _detach(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
                 LOG.warning('Could not tell Cinder that volume %s is still in use: %s',
                             bdm.volume_id, exc)
             raise
+        # The guest has let it go: a definition made from now on leaves it out.
+        bdm.connection_info = None
+        bdm.save()
     if bdm.attachment_id:
         attachment_id = bdm.attachment_id
-        transient.call('Deleting the attachment %s of volume %s' % (attachment_id,
-                                                                   bdm.volume_id),
-                       lambda: block_devices.delete_attachment(mgr, context, attachment_id),
-                       max_retries=_RETRIES, max_pause=block_devices.DELETE_MAX_PAUSE)
+        try:
+            transient.call('Deleting the attachment %s of volume %s' % (attachment_id,
+                                                                       bdm.volume_id),
+                           lambda: block_devices.delete_attachment(mgr, context,
+                                                                   attachment_id),
+                           max_retries=_RETRIES, max_pause=block_devices.DELETE_MAX_PAUSE)
+        except (exception.CinderConnectionFailed, exception.VolumeError) as exc:
+            if isinstance(exc, exception.VolumeError) and \
+                    int(str(exc.kwargs.get('status') or 0)) < 500:
+                raise
+            executor.spawn(_finish_detach_later, mgr, context, instance, bdm)
+            raise exception.VolumeDetachFailed(
+                volume_id=bdm.volume_id,
+                reason='the guest let it go, but the volume service (Cinder) did not '
+                       'answer; the detach finishes once it does (%s)'
+                       % exc.format_message()) from exc
     bdm.destroy()
+
+
+def _finish_detach_later(mgr: ComputeManager, context: RequestContext,
+                         instance: objects.Instance, bdm: objects.BlockDeviceMapping) -> None:
+    """Delete the attachment of a volume the guest already let go, once Cinder
+    answers; then the mapping. Given up (logged) after DETACH_RETRY_SECONDS."""
+    assert bdm.attachment_id is not None
+    attachment_id = bdm.attachment_id
+    deadline = time.monotonic() + DETACH_RETRY_SECONDS
+
+    def attempt() -> None:
+        try:
+            block_devices.delete_attachment(mgr, context, attachment_id)
+        except (exception.CinderConnectionFailed, exception.VolumeError) as exc:
+            if time.monotonic() > deadline:
+                LOG.error('Gave up the detach of volume %s from %s: Cinder did not answer '
+                          'for %d s (%s)', bdm.volume_id, instance.uuid,
+                          DETACH_RETRY_SECONDS, exc)
+                raise loopingcall.LoopingCallDone(False) from exc
+            return
+        raise loopingcall.LoopingCallDone(True)
+
+    timer = loopingcall.FixedIntervalLoopingCall(attempt)
+    if timer.start(interval=DETACH_RETRY_INTERVAL, initial_delay=DETACH_RETRY_INTERVAL
+                   ).wait():
+        with mgr.instance_lock(instance.uuid):
+            bdm.destroy()
+        LOG.info('Volume %s detached from %s now that Cinder answers', bdm.volume_id,
+                 instance.uuid)
 

@@ -1,0 +1,67 @@
+"""A detach that meets a Cinder outage after the guest let the volume go: the event says
+so, and the detach finishes once Cinder answers again (the Cinder double fails the
+attachment's delete with 503 for as long as the test says)."""
+from __future__ import annotations
+
+import pytest
+
+from novalite.compute import volume_attach
+from tests.functional import volume_stack
+from tests.functional.volume_stack import boot_active, delete, driver, wait
+
+cinder, stack, flavor = volume_stack.cinder, volume_stack.stack, volume_stack.flavor
+
+
+@pytest.fixture
+def quick_retries():
+    saved = volume_attach.DETACH_RETRY_INTERVAL
+    volume_attach.DETACH_RETRY_INTERVAL = 0.05
+    yield
+    volume_attach.DETACH_RETRY_INTERVAL = saved
+
+
+def _events(stack, server_id, action_name):
+    actions = stack.request('GET', '/servers/%s/os-instance-actions' % server_id,
+                            version='2.51').json()['instanceActions']
+    (action,) = [a for a in actions if a['action'] == action_name]
+    detail = stack.request('GET', '/servers/%s/os-instance-actions/%s' % (
+        server_id, action['request_id']), version='2.51').json()['instanceAction']
+    return detail['events']
+
+
+def _listed(stack, server_id):
+    resp = stack.request('GET', '/servers/%s/os-volume_attachments' % server_id,
+                         version='2.89')
+    assert resp.status_code == 200, resp.text
+    return [a['volumeId'] for a in resp.json()['volumeAttachments']]
+
+
+def test_a_detach_during_a_cinder_outage_finishes_when_cinder_is_back(
+        stack, cinder, flavor, quick_retries):
+    server = boot_active(stack, flavor, name='detach-outage')
+    volume = cinder.add_volume()
+    resp = stack.request('POST', '/servers/%s/os-volume_attachments' % server['id'],
+                         json={'volumeAttachment': {'volumeId': volume['id']}})
+    assert resp.status_code == 200, resp.text
+    wait(lambda: cinder.volumes[volume['id']]['status'] == 'in-use')
+    (attachment,) = cinder.attachments_of(server['id'])
+    # The API's part goes through; every delete of the attachment then answers 503.
+    cinder.fail_next(503, 'volume service restarting', count=10 ** 6,
+                     path='/attachments/%s' % attachment['id'])
+    try:
+        resp = stack.request('DELETE', '/servers/%s/os-volume_attachments/%s' % (
+            server['id'], volume['id']))
+        assert resp.status_code == 202, resp.text
+        wait(lambda: [e['result'] for e in _events(stack, server['id'],
+                                                   'detach_volume')] == ['Error'])
+        (event,) = _events(stack, server['id'], 'detach_volume')
+        # The guest has let it go; Cinder still holds the attachment.
+        assert driver(stack, server).volumes(server['id']) == {}
+        assert cinder.volumes[volume['id']]['status'] == 'detaching'
+        assert _listed(stack, server['id']) == [volume['id']]
+    finally:
+        cinder.faults.clear()
+    wait(lambda: cinder.volumes[volume['id']]['status'] == 'available')
+    assert cinder.attachments_of(server['id']) == []
+    wait(lambda: _listed(stack, server['id']) == [])
+    delete(stack, server['id'])
