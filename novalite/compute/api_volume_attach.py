@@ -22,7 +22,7 @@ from oslo_log import log as logging
 
 from novalite import context as nl_context
 from novalite import exception, objects
-from novalite.compute import instance_actions, instance_edit, vm_states
+from novalite.compute import api_volumes, instance_actions, instance_edit, vm_states
 from novalite.context import RequestContext
 
 if TYPE_CHECKING:
@@ -115,16 +115,7 @@ def _attach_shelved_offloaded(api: API, context: RequestContext, instance: objec
 
 def _forget(api: API, context: RequestContext, bdm: objects.BlockDeviceMapping) -> None:
     """Undo an attach that did not reach the host: the reservation and the mapping."""
-    if bdm.attachment_id:
-        try:
-            api.volume_api.attachment_delete(context, bdm.attachment_id)
-        except Exception as exc:
-            LOG.warning('Could not delete the attachment %s of volume %s: %s',
-                        bdm.attachment_id, bdm.volume_id, exc)
-    try:
-        bdm.destroy()
-    except Exception as exc:
-        LOG.warning('Could not delete the mapping of volume %s: %s', bdm.volume_id, exc)
+    api_volumes.forget(context, api.volume_api, bdm)
 
 
 @contextlib.contextmanager

@@ -188,3 +188,14 @@ def unreserve(context: RequestContext, volume_api: VolumeAPI,
         except Exception as exc:
             LOG.warning('Could not delete the attachment %s of volume %s: %s',
                         attachment_id, bdm.volume_id, exc)
+
+
+def forget(context: RequestContext, volume_api: VolumeAPI,
+           bdm: objects.BlockDeviceMapping) -> None:
+    """Undo an attach that did not happen: the reservation deleted in Cinder, then the
+    mapping; what cannot be done now is logged."""
+    unreserve(context, volume_api, [bdm])
+    try:
+        bdm.destroy()
+    except Exception as exc:
+        LOG.warning('Could not delete the mapping of volume %s: %s', bdm.volume_id, exc)

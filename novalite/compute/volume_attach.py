@@ -19,7 +19,7 @@ from oslo_log import log as logging
 from oslo_service import loopingcall
 
 from novalite import block_device, exception, executor, objects, transient
-from novalite.compute import block_devices
+from novalite.compute import api_volumes, block_devices
 from novalite.compute.interfaces import recorded
 
 if TYPE_CHECKING:
@@ -110,17 +110,7 @@ def _attach(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
 
 def _undo_attach(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                  bdm: objects.BlockDeviceMapping) -> None:
-    if bdm.attachment_id:
-        try:
-            mgr.volume_api.attachment_delete(context, bdm.attachment_id)
-        except Exception as exc:
-            LOG.warning('Could not delete the attachment %s of volume %s: %s',
-                        bdm.attachment_id, bdm.volume_id, exc)
-    try:
-        bdm.destroy()
-    except Exception as exc:
-        LOG.warning('Could not delete the mapping of volume %s of %s: %s', bdm.volume_id,
-                    instance.uuid, exc)
+    api_volumes.forget(context, mgr.volume_api, bdm)
 
 
 def detach_volume(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
