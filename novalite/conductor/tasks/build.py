@@ -544,12 +544,13 @@ def reschedule(deps: Dependencies, context: nl_context.RequestContext, instance:
         reason='Build failed on the %d host%s tried: %s.' % (
             len(failures), '' if len(failures) == 1 else 's',
             '; '.join('%s: %s' % (host, reason) for host, reason in failures)))
-    set_error(context, instance, error, RESCHEDULE_EVENT)
-    free_allocations(deps, context, [instance.uuid])
-    # The reservations the failed hosts kept for it are let go: it will not be built.
+    # The reservations the failed hosts kept for it are let go (before ERROR shows: a
+    # client that sees ERROR finds the volumes free): it will not be built.
     release_volumes(deps, context, block_device_mapping if block_device_mapping is not None
                     else list(objects.BlockDeviceMappingList.get_by_instance_uuid(
                         context, instance.uuid)))
+    set_error(context, instance, error, RESCHEDULE_EVENT)
+    free_allocations(deps, context, [instance.uuid])
 
 
 def requested_networks_of(request_spec: objects.RequestSpec) -> list[dict]:

@@ -157,7 +157,8 @@ class ImageServer(ImageWritesMixin):
         time.sleep(self.delay)
         data = self.data[image_id]
         if image_id in self.corrupt:
-            data = b'X' + data[1:]
+            # The first byte flipped (a fixed b'X' is no change when the data starts so).
+            data = bytes([data[0] ^ 0xFF]) + data[1:]
         return _reply(start_response, '200 OK', data, 'application/octet-stream')
 
 
