@@ -20,6 +20,7 @@ from oslo_utils import timeutils, uuidutils
 from novalite import context as nl_context
 from novalite import exception, objects, quota, utils
 from novalite.compute import (
+    api_consoles,
     api_delete,
     api_images,
     api_inplace,
@@ -132,6 +133,10 @@ class API:
     get_volume_mappings = api_volume_attach.get_volume_mappings
     attach_volume = api_volume_attach.attach_volume
     detach_volume = api_volume_attach.detach_volume
+    swap_volume = api_volume_attach.swap_volume
+    # Consoles (compute/api_consoles.py).
+    get_vnc_console = api_consoles.get_vnc_console
+    get_serial_console = api_consoles.get_serial_console
     # Resize and migrations (compute/api_migrate.py).
     resize = api_migrate.resize
     confirm_resize = api_migrate.confirm_resize

@@ -173,3 +173,8 @@ def _mapping(context: RequestContext, instance: objects.Instance,
     if found is None:
         raise exception.VolumeBDMNotFound(volume_id=volume_id)
     return found
+
+
+def swap_volume(api: API, context: RequestContext, instance: objects.Instance,
+                old_volume_id: str, new_volume_id: str) -> None:
+    raise NotImplementedError('swap_volume')

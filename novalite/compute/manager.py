@@ -18,6 +18,7 @@ from oslo_service import periodic_task
 from novalite import exception, executor, manager, objects
 from novalite.compute import (
     build,
+    consoles,
     deferred_delete,
     delete,
     diagnostics,
@@ -39,6 +40,7 @@ from novalite.compute import (
     snapshot,
     usage_audit,
     volume_attach,
+    volume_swap,
 )
 from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.conf import CONF
@@ -348,6 +350,30 @@ class ComputeManager(manager.Manager):
         executor.spawn(self._locked, volume_attach.detach_volume, context, instance,
                        volume_id, attachment_id)
 
+    def swap_volume(self, context: RequestContext, instance: objects.Instance,
+                    old_volume_id: str, new_volume_id: str, new_attachment_id: str) -> None:
+        executor.spawn(self._locked, volume_swap.swap_volume, context, instance,
+                       old_volume_id, new_volume_id, new_attachment_id)
+
+    # -- consoles (flows in compute/consoles.py) ------------------------------------------
+
+    @messaging.expected_exceptions(exception.Invalid, exception.NotFound,
+                                   exception.Conflict)
+    def get_vnc_console(self, context: RequestContext, instance: objects.Instance,
+                        console_type: str) -> dict:
+        return consoles.get_vnc_console(self, context, instance, console_type)
+
+    @messaging.expected_exceptions(exception.Invalid, exception.NotFound,
+                                   exception.Conflict)
+    def get_serial_console(self, context: RequestContext, instance: objects.Instance,
+                           console_type: str) -> dict:
+        return consoles.get_serial_console(self, context, instance, console_type)
+
+    @messaging.expected_exceptions(exception.Invalid, exception.NotFound)
+    def validate_console_port(self, context: RequestContext, instance: objects.Instance,
+                              port: int, console_type: str) -> bool:
+        return consoles.validate_console_port(self, context, instance, port, console_type)
+
     # -- image pre-caching (flow in compute/image_cache.py) ------------------------------
 
     def cache_images(self, context: RequestContext, image_ids: list[str]) -> dict[str, str]:
@@ -358,9 +384,11 @@ class ComputeManager(manager.Manager):
 
     def rebuild_instance(self, context: RequestContext, instance: objects.Instance, image: dict,
                          admin_password: str | None, injected_files: list,
-                         preserve_ephemeral: bool = False) -> None:
+                         preserve_ephemeral: bool = False,
+                         reimage_boot_volume: bool = False) -> None:
         executor.spawn(self._locked, rebuild.rebuild_instance, context, instance, image,
-                       admin_password, injected_files, preserve_ephemeral)
+                       admin_password, injected_files, preserve_ephemeral,
+                       reimage_boot_volume)
 
     def snapshot_instance(self, context: RequestContext, instance: objects.Instance,
                           image_id: str) -> None:

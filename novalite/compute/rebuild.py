@@ -29,7 +29,8 @@ REBUILD_EVENT = 'compute_rebuild_instance'
 
 def rebuild_instance(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
                      image: dict, admin_password: str | None, injected_files: list,
-                     preserve_ephemeral: bool = False) -> None:
+                     preserve_ephemeral: bool = False,
+                     reimage_boot_volume: bool = False) -> None:
     """:param image: the Glance image to spawn from (the new one, or the same)
     :param preserve_ephemeral: accepted for the API's sake; like Nova's libvirt
         driver, the ephemeral disk is made again all the same

@@ -44,9 +44,11 @@ class ComputeAPI:
     * 1.5 - set_host_enabled, host_maintenance_mode, host_power_action (calls)
     * 1.6 - cache_images (a call that may take long)
     * 1.7 - reserve_block_device_name (a call), attach_volume, detach_volume
+    * 1.8 - swap_volume; rebuild_instance takes reimage_boot_volume
+    * 1.9 - get_vnc_console, get_serial_console, validate_console_port (calls)
     """
 
-    VERSION = '1.7'
+    VERSION = '1.9'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
@@ -143,12 +145,20 @@ class ComputeAPI:
 
     def rebuild_instance(self, context: RequestContext, instance: objects.Instance, image: dict,
                          admin_password: str | None, injected_files: list,
-                         preserve_ephemeral: bool = False) -> None:
-        """Destroy the guest and spawn it again from ``image`` (a Glance image dict)."""
-        self._client(context, instance.host, '1.3').cast(
+                         preserve_ephemeral: bool = False,
+                         reimage_boot_volume: bool = False) -> None:
+        """Destroy the guest and spawn it again from ``image`` (a Glance image dict);
+        with ``reimage_boot_volume`` (a volume-backed server, 2.93) Cinder writes the
+        image onto the root volume first."""
+        extra: dict[str, object] = {}
+        version = '1.3'
+        if reimage_boot_volume:
+            extra['reimage_boot_volume'] = True
+            version = '1.8'
+        self._client(context, instance.host, version).cast(
             context, 'rebuild_instance', instance=instance, image=image,
             admin_password=admin_password, injected_files=injected_files,
-            preserve_ephemeral=preserve_ephemeral)
+            preserve_ephemeral=preserve_ephemeral, **extra)
 
     def snapshot_instance(self, context: RequestContext, instance: objects.Instance,
                           image_id: str) -> None:
@@ -362,3 +372,32 @@ class ComputeAPI:
         self._client(context, instance.host, '1.7').cast(
             context, 'detach_volume', instance=instance, volume_id=volume_id,
             attachment_id=attachment_id)
+
+    def swap_volume(self, context: RequestContext, instance: objects.Instance,
+                    old_volume_id: str, new_volume_id: str, new_attachment_id: str) -> None:
+        """Move the guest's disk from one volume to another (the API has begun
+        detaching the old one and made ``new_attachment_id`` for the new one)."""
+        self._client(context, instance.host, '1.8').cast(
+            context, 'swap_volume', instance=instance, old_volume_id=old_volume_id,
+            new_volume_id=new_volume_id, new_attachment_id=new_attachment_id)
+
+    # -- consoles (1.9) ------------------------------------------------------------------
+
+    def get_vnc_console(self, context: RequestContext, instance: objects.Instance,
+                        console_type: str) -> dict:
+        """A call: the host authorizes a console token and answers with the access URL
+        and connection info (``token``, ``access_url``, ``host``, ``port``...)."""
+        return self._client(context, instance.host, '1.9').call(
+            context, 'get_vnc_console', instance=instance, console_type=console_type)
+
+    def get_serial_console(self, context: RequestContext, instance: objects.Instance,
+                           console_type: str) -> dict:
+        return self._client(context, instance.host, '1.9').call(
+            context, 'get_serial_console', instance=instance, console_type=console_type)
+
+    def validate_console_port(self, context: RequestContext, instance: objects.Instance,
+                              port: int, console_type: str) -> bool:
+        """A call from a console proxy: is ``port`` still this guest's console?"""
+        return self._client(context, instance.host, '1.9').call(
+            context, 'validate_console_port', instance=instance, port=port,
+            console_type=console_type)

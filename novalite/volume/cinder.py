@@ -136,6 +136,19 @@ class API:
         """Undo :meth:`begin_detaching` after a detach that failed."""
         self._action(context, volume_id, 'os-roll_detaching')
 
+    def migrate_volume_completion(self, context: RequestContext, old_volume_id: str,
+                                  new_volume_id: str, error: bool = False) -> dict[str, Any]:
+        """Tell Cinder that the swap it asked for (its migration or retype of an in-use
+        volume) is over; answers ``{'save_volume_id': <the id the server keeps>}``.
+
+        :raises VolumeNotFound:
+        """
+        return client.call(
+            context, 'POST', '/volumes/%s/action' % old_volume_id,
+            body={'os-migrate_volume_completion': {'new_volume': new_volume_id,
+                                                   'error': error}},
+            not_found=exception.VolumeNotFound(volume_id=old_volume_id)).body
+
     def _action(self, context: RequestContext, volume_id: str, action: str) -> None:
         client.call(context, 'POST', '/volumes/%s/action' % volume_id, body={action: {}},
                     not_found=exception.VolumeNotFound(volume_id=volume_id))

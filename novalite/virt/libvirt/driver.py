@@ -638,12 +638,8 @@ class LibvirtDriver(driver.ComputeDriver):
     def swap_volume(self, context: RequestContext, old_connection_info: driver.ConnectionInfo,
                     new_connection_info: driver.ConnectionInfo, instance: objects.Instance,
                     mountpoint: str, resize_to: int) -> None:
-        """Not done: swapping copies the disk with libvirt's block copy to the new
-        volume while the domain is made transient, which novalite does not drive (and
-        the test driver cannot do)."""
-        raise NotImplementedError(
-            "swap_volume (blockcopy between RBD volumes) is not supported by novalite's "
-            'libvirt driver')
+        volume.swap(self.host, instance, old_connection_info, new_connection_info,
+                    mountpoint, resize_to)
 
     # -- in-place actions (rescue, password, crash dump) ---------------------------------
 

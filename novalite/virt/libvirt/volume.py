@@ -280,6 +280,14 @@ def detach(host: Host, instance: objects.Instance, connection_info: driver.Conne
     LOG.info('Volume %s detached from %s of %s', vol_id, dev, instance.uuid)
 
 
+def swap(host: Host, instance: objects.Instance, old_connection_info: driver.ConnectionInfo,
+         new_connection_info: driver.ConnectionInfo, mountpoint: str, resize_to: int) -> None:
+    """Copy the guest's disk at ``mountpoint`` to the new volume and switch to it."""
+    raise NotImplementedError(
+        "swap_volume (blockcopy between RBD volumes) is not supported by novalite's "
+        'libvirt driver')
+
+
 def _detach_once(guest: Guest, disk: ET.Element, dev: str, persistent: bool) -> bool:
     """Ask libvirt to detach; False when the disk was not there (any more)."""
     try:

@@ -231,6 +231,14 @@ class CinderDouble:
         elif name == 'os-roll_detaching':
             if volume['status'] == 'detaching':
                 volume['status'] = 'in-use'
+        elif name == 'os-migrate_volume_completion':
+            # As Cinder: the volume being migrated keeps its id, the new one's data.
+            new = self._volume(_args['new_volume'])
+            if volume.get('migration_status') not in ('migrating', 'retyping'):
+                raise _fault(400, 'Invalid volume: Source volume not mid-migration.')
+            volume['migration_status'] = 'success' if not _args.get('error') else 'error'
+            new['status'] = 'deleting' if not _args.get('error') else new['status']
+            return 200, {'save_volume_id': volume['id']}
         else:
             raise _fault(400, 'There is no such action: %s' % name)
         return 202, None
