@@ -13,6 +13,7 @@ from novalite.conf import (
     cinder,
     compute,
     conductor,
+    console,
     database,
     default,
     fake,
@@ -34,7 +35,7 @@ CONF = cfg.CONF
 
 _MODULES = (default, api, database, scheduler, placement, glance, compute, libvirt,
             conductor, quota, fake, workarounds, shelve,
-            migrate, neutron, usage_audit, wsgi, cinder, service_user)
+            migrate, neutron, usage_audit, wsgi, cinder, service_user, console)
 
 for _mod in _MODULES:
     _mod.register_opts(CONF)
