@@ -758,3 +758,26 @@ class TaskAlreadyRunning(NovaliteException):
 
 class TaskNotRunning(NovaliteException):
     msg_fmt = 'Task %(task_name)s is not running on host %(host)s'
+
+
+# -- consoles (issue 23) -----------------------------------------------------------------
+
+class ConsoleTypeInvalid(Invalid):
+    msg_fmt = 'Invalid console type %(console_type)s'
+
+
+class ConsoleTypeUnavailable(Invalid):
+    msg_fmt = 'Unavailable console type %(console_type)s.'
+
+
+class ConsoleNotAvailable(NovaliteException):
+    msg_fmt = 'Guest does not have a console available.'
+    code = 409
+
+
+class ConsolePortRangeExhausted(NovaliteException):
+    msg_fmt = 'The console port range %(min_port)d-%(max_port)d is exhausted.'
+
+
+class InvalidToken(Invalid):
+    msg_fmt = 'The token \'%(token)s\' is invalid or has expired'

@@ -6,6 +6,7 @@ does what it is told to instances; it never writes to the database or to Placeme
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
@@ -96,6 +97,22 @@ def standard_inventory(resources: dict[str, Any]) -> dict[str, dict]:
             'step_size': 1, 'reserved': math.ceil(CONF.reserved_host_disk_mb / 1024),
             'allocation_ratio': allocation_ratio('disk')}
     return inventory
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsoleVNC:
+    """Where a guest's VNC server listens, as the console proxy reaches it."""
+    host: str
+    port: int
+    internal_access_path: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsoleSerial:
+    """Where a guest's serial port listens on TCP, as the serial proxy reaches it."""
+    host: str
+    port: int
+    internal_access_path: str | None = None
 
 
 class ComputeDriver:
@@ -220,6 +237,24 @@ class ComputeDriver:
         :raises NotImplementedError: the driver keeps no console log (the API answers 501)
         """
         raise NotImplementedError()
+
+    def get_vnc_console(self, context: RequestContext, instance: objects.Instance
+                        ) -> ConsoleVNC:
+        """The guest's VNC server.
+
+        :raises ConsoleTypeUnavailable: VNC is off (``[vnc] enabled``) or the driver has none
+        :raises InstanceNotFound: the guest is gone
+        """
+        raise exception.ConsoleTypeUnavailable(console_type='novnc')
+
+    def get_serial_console(self, context: RequestContext, instance: objects.Instance
+                           ) -> ConsoleSerial:
+        """The guest's serial port on TCP.
+
+        :raises ConsoleTypeUnavailable: serial consoles are off or the driver has none
+        :raises ConsoleNotAvailable: the guest has no serial port on TCP
+        """
+        raise exception.ConsoleTypeUnavailable(console_type='serial')
 
     def get_host_uptime(self) -> str:
         """The hypervisor host's uptime and load, as the ``uptime`` command prints them.
