@@ -11,5 +11,5 @@ cd "$(dirname "$0")/.."
 .venv/bin/mypy
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/functional "$@"
 if [ -z "${NOVALITE_SKIP_DEVSTACK:-}" ]; then
-    .venv/bin/python -m pytest -q -p no:cacheprovider tests/devstack "$@"
+    .venv/bin/python -m pytest -q -p no:cacheprovider --durations=25 tests/devstack "$@"
 fi
