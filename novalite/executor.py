@@ -27,6 +27,7 @@ from concurrent import futures
 from typing import ParamSpec, TypeVar
 
 import futurist
+from oslo_context import context as oslo_context
 from oslo_log import log as logging
 
 from novalite import concurrency
@@ -59,32 +60,48 @@ def _pool(name: str, max_workers: int) -> futures.Executor:
         return pool
 
 
-def _carrying_indirection(fn: Callable[P, R]) -> Callable[P, R]:
+def _set_current(context: oslo_context.RequestContext | None) -> None:
+    if context is not None:
+        context.update_store()
+    else:
+        # oslo.context has no public way to forget the current context; get_current()
+        # answers None for this value, as for a thread that never had one.
+        oslo_context._request_store.context = None
+
+
+def _carrying(fn: Callable[P, R]) -> Callable[P, R]:
     """``fn`` to run on another thread with this thread's object indirection (so work a
-    compute endpoint hands off still reaches the database through the conductor)."""
+    compute endpoint hands off still reaches the database through the conductor) and
+    its current request context (so oslo.log prints the request id in what it logs).
+    The pool thread gets its own context back when ``fn`` returns, as it is reused."""
     api = obj_base.current_indirection_api()
-    if api is None:
-        return fn
+    context = oslo_context.get_current()
 
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        with obj_base.indirection(api):
-            return fn(*args, **kwargs)
+        previous = oslo_context.get_current()
+        _set_current(context)
+        try:
+            if api is None:
+                return fn(*args, **kwargs)
+            with obj_base.indirection(api):
+                return fn(*args, **kwargs)
+        finally:
+            _set_current(previous)
     return run
 
 
 def spawn(fn: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> futures.Future[None]:
     """Run ``fn(*args, **kwargs)`` on the background pool, with this thread's object
-    indirection; an exception it raises is logged (nobody waits for its result)."""
-    call = _carrying_indirection(fn)
-
+    indirection and request context; an exception it raises is logged (nobody waits for
+    its result)."""
     def run() -> None:
         try:
-            call(*args, **kwargs)
+            fn(*args, **kwargs)
         except Exception:
             LOG.exception('Unhandled error in background work %s',
                           getattr(fn, '__name__', fn))
 
-    future = _pool('background', CONF.default_thread_pool_size).submit(run)
+    future = _pool('background', CONF.default_thread_pool_size).submit(_carrying(run))
     with _live_lock:
         _live.add(future)
     future.add_done_callback(_forget)
@@ -106,9 +123,10 @@ def wait_background(timeout: float) -> None:
 
 def submit_to_cell(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> futures.Future[R]:
     """Run ``fn(*args, **kwargs)`` on the cells pool, with this thread's object
-    indirection; the caller takes the result or the exception from the future."""
+    indirection and request context; the caller takes the result or the exception from
+    the future."""
     return _pool('cells', CONF.cell_worker_thread_pool_size).submit(
-        _carrying_indirection(fn), *args, **kwargs)
+        _carrying(fn), *args, **kwargs)
 
 
 def start_thread(name: str, fn: Callable[..., object], *args: object) -> threading.Thread:

@@ -1,10 +1,15 @@
-"""novalite.executor: background work keeps the object indirection of the thread that
-handed it off, a graceful stop waits for it, and no other module starts a bare thread."""
+"""novalite.executor: background work keeps the object indirection and the request
+context (the request id in its logs) of the thread that handed it off, a graceful stop
+waits for it, and no other module starts a bare thread."""
 from __future__ import annotations
 
+import logging
 import pathlib
 import re
 import threading
+
+import pytest
+from oslo_context import context as oslo_context
 
 from novalite import executor
 from novalite.objects import base as obj_base
@@ -19,6 +24,81 @@ def test_background_work_keeps_the_object_indirection_of_the_caller():
         future = executor.spawn(lambda: seen.append(obj_base.current_indirection_api()))
     future.result(30)
     assert seen == [api]
+
+
+@pytest.fixture
+def current_context():
+    """This thread's current request context for the test: none at first, the one it
+    had before afterwards."""
+    previous = oslo_context.get_current()
+    executor._set_current(None)
+    yield
+    executor._set_current(previous)
+
+
+def _one_thread_pool(monkeypatch):
+    """The background and cells pools as one pool of one thread, so a second piece of
+    work runs on the thread the first one used."""
+    pool = executor.futurist.ThreadPoolExecutor(max_workers=1)
+    monkeypatch.setattr(executor, '_pool', lambda name, max_workers: pool)
+    return pool
+
+
+def test_background_work_runs_in_the_request_context_of_the_caller(monkeypatch,
+                                                                   current_context):
+    pool = _one_thread_pool(monkeypatch)
+    context = oslo_context.RequestContext(request_id='req-background', overwrite=False)
+    seen = []
+    context.update_store()
+    executor.spawn(lambda: seen.append(oslo_context.get_current())).result(30)
+    executor._set_current(None)
+    # The thread forgets it after: work handed off without a context runs without one.
+    executor.spawn(lambda: seen.append(oslo_context.get_current())).result(30)
+    pool.shutdown()
+    assert seen == [context, None]
+
+
+class _RequestIds(logging.Handler):
+    """What oslo.log's formatter prints as the request id: the current context's, read
+    on the thread that logs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str | None] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        current = oslo_context.get_current()
+        self.seen.append(current.request_id if current else None)
+
+
+def test_an_error_in_background_work_is_logged_with_the_request_id(monkeypatch,
+                                                                   current_context):
+    _one_thread_pool(monkeypatch)
+    context = oslo_context.RequestContext(request_id='req-failing', overwrite=False)
+    handler = _RequestIds()
+    logger = logging.getLogger(executor.__name__)
+    logger.addHandler(handler)
+
+    def fail() -> None:
+        raise RuntimeError('boom')
+
+    context.update_store()
+    try:
+        executor.spawn(fail).result(30)
+    finally:
+        logger.removeHandler(handler)
+    assert handler.seen == ['req-failing']
+
+
+def test_cell_calls_run_in_the_request_context_of_the_caller(monkeypatch, current_context):
+    pool = _one_thread_pool(monkeypatch)
+    context = oslo_context.RequestContext(request_id='req-cells', overwrite=False)
+    context.update_store()
+    seen = executor.submit_to_cell(oslo_context.get_current).result(30)
+    executor._set_current(None)
+    after = executor.submit_to_cell(oslo_context.get_current).result(30)
+    pool.shutdown()
+    assert (seen, after) == (context, None)
 
 
 def test_an_error_in_background_work_is_logged_not_raised(caplog):
