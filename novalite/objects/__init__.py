@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from novalite.objects.cell_mapping import CellMappingList as CellMappingList
     from novalite.objects.compute_node import ComputeNode as ComputeNode
     from novalite.objects.compute_node import ComputeNodeList as ComputeNodeList
+    from novalite.objects.console_auth_token import ConsoleAuthToken as ConsoleAuthToken
     from novalite.objects.flavor import Flavor as Flavor
     from novalite.objects.flavor import FlavorList as FlavorList
     from novalite.objects.host_mapping import HostMapping as HostMapping
@@ -55,6 +56,7 @@ def register_all() -> None:
     __import__('novalite.objects.build_request')
     __import__('novalite.objects.cell_mapping')
     __import__('novalite.objects.compute_node')
+    __import__('novalite.objects.console_auth_token')
     __import__('novalite.objects.flavor')
     __import__('novalite.objects.host_mapping')
     __import__('novalite.objects.image_meta')

@@ -311,3 +311,29 @@ class TaskLog(TimestampMixin, SoftDeleteMixin, Base):
     message: Mapped[str] = mapped_column(String(255), nullable=False)
     task_items: Mapped[int | None] = mapped_column(Integer, default=0)
     errors: Mapped[int | None] = mapped_column(Integer, default=0)
+
+
+class ConsoleAuthToken(TimestampMixin, Base):
+    """A console token the server's host authorized: only its sha256 hash is kept.
+
+    Deleted, not soft-deleted: when redeemed, when its server is deleted or moved, and
+    once expired (``expires``: a UNIX time).
+    """
+    __tablename__ = 'console_auth_tokens'
+    __table_args__ = (
+        Index('console_auth_tokens_instance_uuid_idx', 'instance_uuid'),
+        Index('console_auth_tokens_host_expires_idx', 'host', 'expires'),
+        Index('console_auth_tokens_token_hash_instance_uuid_idx', 'token_hash',
+              'instance_uuid'),
+        UniqueConstraint('token_hash', name='uniq_console_auth_tokens0token_hash'),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(255), nullable=False)
+    console_type: Mapped[str] = mapped_column(String(255), nullable=False)
+    host: Mapped[str] = mapped_column(String(255), nullable=False)
+    port: Mapped[int] = mapped_column(Integer, nullable=False)
+    tls_port: Mapped[int | None] = mapped_column(Integer)
+    internal_access_path: Mapped[str | None] = mapped_column(String(255))
+    instance_uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    expires: Mapped[int] = mapped_column(Integer, nullable=False)
+    access_url_base: Mapped[str | None] = mapped_column(String(255))
