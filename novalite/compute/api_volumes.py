@@ -175,19 +175,30 @@ def reserve(context: RequestContext, volume_api: VolumeAPI, instance_uuid: str,
 
 
 def unreserve(context: RequestContext, volume_api: VolumeAPI,
-              bdms: list[objects.BlockDeviceMapping]) -> None:
+              bdms: list[objects.BlockDeviceMapping], save: bool = False) -> None:
     """Delete the attachments of ``bdms`` (a create that failed, a server deleted before
-    it reached a host); what cannot be deleted now is logged."""
+    it reached a host or that will not be built); what cannot be deleted now is logged.
+
+    :param save: write each stored mapping whose attachment went (it stays, without the
+        attachment), as the conductor does for a server it will not build
+    """
     for bdm in bdms:
         attachment_id = bdm.attachment_id if bdm.obj_attr_is_set('attachment_id') else None
         if not attachment_id:
             continue
         try:
             volume_api.attachment_delete(context, attachment_id)
-            bdm.attachment_id = None
         except Exception as exc:
             LOG.warning('Could not delete the attachment %s of volume %s: %s',
                         attachment_id, bdm.volume_id, exc)
+            continue
+        bdm.attachment_id = None
+        if save and bdm.obj_attr_is_set('id'):
+            try:
+                bdm.save()
+            except Exception as exc:
+                LOG.warning('Could not save the mapping of volume %s: %s', bdm.volume_id,
+                            exc)
 
 
 def forget(context: RequestContext, volume_api: VolumeAPI,

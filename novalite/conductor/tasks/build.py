@@ -20,7 +20,7 @@ from oslo_utils import timeutils
 
 from novalite import context as nl_context
 from novalite import exception, objects, quota, transient
-from novalite.compute import instance_actions, task_states, vm_states
+from novalite.compute import api_volumes, instance_actions, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.conf import CONF
 from novalite.db import engine
@@ -75,29 +75,6 @@ class Dependencies:
         return self._volume
 
 
-def release_volumes(deps: Dependencies, context: nl_context.RequestContext,
-                    bdms: list[objects.BlockDeviceMapping]) -> None:
-    """Let go of the volumes reserved for a server that will not be built (their
-    attachments deleted; the mappings stay, without them). Logged when Cinder cannot."""
-    for bdm in bdms:
-        attachment_id = bdm.attachment_id if bdm.obj_attr_is_set('attachment_id') else None
-        if not attachment_id:
-            continue
-        try:
-            deps.volume_api.attachment_delete(context, attachment_id)
-        except Exception as exc:
-            LOG.warning('Could not delete the attachment %s of volume %s: %s',
-                        attachment_id, bdm.volume_id, exc)
-            continue
-        bdm.attachment_id = None
-        if bdm.obj_attr_is_set('id'):
-            try:
-                bdm.save()
-            except Exception as exc:
-                LOG.warning('Could not save the mapping of volume %s: %s', bdm.volume_id,
-                            exc)
-
-
 def _scheduling_error(exc: Exception) -> Exception:
     """The error to record when scheduling itself failed, saying which part failed."""
     if isinstance(exc, messaging.MessagingTimeout):
@@ -135,7 +112,7 @@ def finish_requested_delete(deps: Dependencies, context: nl_context.RequestConte
     uuid = build_request.instance_uuid
     LOG.info('Instance %s was deleted while it was scheduled; cleaning up', uuid)
     free_allocations(deps, context, [uuid], until)
-    release_volumes(deps, context, build_request.mappings())
+    api_volumes.unreserve(context, deps.volume_api, build_request.mappings())
     with engine.api_transaction():
         try:
             build_request.destroy()
@@ -236,7 +213,7 @@ def schedule_and_build(deps: Dependencies, context: nl_context.RequestContext,
                 with nl_context.target_cell(context, cell) as cctxt:
                     instance._context = cctxt
                     _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
-                    release_volumes(deps, cctxt, bdms)
+                    api_volumes.unreserve(cctxt, deps.volume_api, bdms, save=True)
             free_allocations(deps, context, [i.uuid for i, *_ in created])
             return
 
@@ -256,7 +233,7 @@ def schedule_and_build(deps: Dependencies, context: nl_context.RequestContext,
                               selection.service_host)
                 free_allocations(deps, context, [instance.uuid], until)
                 _not_handed(cctxt, instance, exc, SCHEDULE_EVENT)
-                release_volumes(deps, cctxt, bdms)
+                api_volumes.unreserve(cctxt, deps.volume_api, bdms, save=True)
 
 
 # Cell mappings by uuid: a cell's mapping (its database and broker) changes only through
@@ -406,7 +383,7 @@ def _bury_or_log(deps: Dependencies, context: nl_context.RequestContext,
             return
         # The server will not be built: the volumes reserved for it are let go (their
         # mappings go to cell0 with it, and its delete deletes what it must).
-        release_volumes(deps, context, build_request.mappings())
+        api_volumes.unreserve(context, deps.volume_api, build_request.mappings())
         transient.call('Putting %s in cell0' % build_request.instance_uuid,
                        functools.partial(bury_in_cell0, context, build_request, spec, error),
                        until)
@@ -546,9 +523,9 @@ def reschedule(deps: Dependencies, context: nl_context.RequestContext, instance:
             '; '.join('%s: %s' % (host, reason) for host, reason in failures)))
     # The reservations the failed hosts kept for it are let go (before ERROR shows: a
     # client that sees ERROR finds the volumes free): it will not be built.
-    release_volumes(deps, context, block_device_mapping if block_device_mapping is not None
-                    else list(objects.BlockDeviceMappingList.get_by_instance_uuid(
-                        context, instance.uuid)))
+    bdms = block_device_mapping if block_device_mapping is not None else list(
+        objects.BlockDeviceMappingList.get_by_instance_uuid(context, instance.uuid))
+    api_volumes.unreserve(context, deps.volume_api, bdms, save=True)
     set_error(context, instance, error, RESCHEDULE_EVENT)
     free_allocations(deps, context, [instance.uuid])
 
