@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from oslo_log import log as logging
 
-from novalite import objects, transient
+from novalite import exception, objects, transient
 from novalite.compute import block_devices
 from novalite.virt.driver import BlockDeviceInfo
 
@@ -43,18 +43,40 @@ def release_host(mgr: ComputeManager, context: RequestContext, instance: objects
     if bdms is None:
         bdms = instance_volumes(context, instance)
     for bdm in bdms:
-        assert bdm.volume_id is not None
-        old = bdm.attachment_id
-        bdm.attachment_id = mgr.volume_api.attachment_create(context, bdm.volume_id,
-                                                             instance.uuid)['id']
+        new, stale = _reserve_again(mgr, context, instance, bdm)
+        bdm.attachment_id = new
         bdm.connection_info = None
         transient.call('Saving the mapping of volume %s' % bdm.volume_id, bdm.save,
                        max_retries=3)
-        if old:
-            block_devices.delete_attachment(mgr, context, old)
+        if stale:
+            block_devices.delete_attachment(mgr, context, stale)
         LOG.info('Volume %s of %s released from %s (attachment %s)', bdm.volume_id,
                  instance.uuid, mgr.host, bdm.attachment_id)
     return bdms
+
+
+def _reserve_again(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
+                   bdm: objects.BlockDeviceMapping) -> tuple[str, str | None]:
+    """A new attachment without a connector for the mapping's volume.
+
+    Cinder gives a second attachment to the server holding the volume only while the
+    volume is ``reserved`` or ``in-use``: one a failed connect left ``attaching`` is let
+    go first (``available`` for a moment), then reserved again.
+
+    :returns: the new attachment, and the old one still to delete (if any)
+    """
+    assert bdm.volume_id is not None
+    old = bdm.attachment_id
+    try:
+        return mgr.volume_api.attachment_create(context, bdm.volume_id,
+                                                instance.uuid)['id'], old
+    except exception.InvalidVolume:
+        if not old:
+            raise
+    LOG.info('Volume %s of %s takes no second attachment now: attachment %s deleted '
+             'before the volume is reserved again', bdm.volume_id, instance.uuid, old)
+    block_devices.delete_attachment(mgr, context, old)
+    return mgr.volume_api.attachment_create(context, bdm.volume_id, instance.uuid)['id'], None
 
 
 def connect_here(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
@@ -65,4 +87,3 @@ def connect_here(mgr: ComputeManager, context: RequestContext, instance: objects
     if bdms is None:
         bdms = instance_volumes(context, instance)
     return block_devices.connect_for_spawn(mgr, context, instance, bdms)
-
