@@ -8,6 +8,7 @@ from typing import Any
 from oslo_utils import timeutils
 
 from novalite import objects
+from novalite.conf import CONF
 
 # The namespace of novalite's <metadata> element (Nova writes the same shape under
 # http://openstack.org/xmlns/libvirt/nova/1.1): who owns the guest, from which flavor.
@@ -72,6 +73,26 @@ class GuestInterface:
 
 
 @dataclasses.dataclass
+class GuestGraphics:
+    """A VNC server of the guest's screen, on ``listen``, at a port libvirt picks
+    when the guest starts (``autoport``); the live domain XML names the port."""
+
+    listen: str
+    type: str = 'vnc'
+
+
+@dataclasses.dataclass
+class TcpSerial:
+    """The first serial port (the guest's console) listening on TCP at ``host``:``port``
+    for the serial console proxy; what the guest writes there is also kept in
+    ``log_file`` (libvirt's virtlogd), which the console log is read from."""
+
+    host: str
+    port: int
+    log_file: str | None = None
+
+
+@dataclasses.dataclass
 class GuestMetadata:
     """What <metadata> says about the guest."""
 
@@ -114,6 +135,9 @@ class GuestConfig:
     kernel: str | None = None
     initrd: str | None = None
     cmdline: str | None = None
+    graphics: GuestGraphics | None = None
+    video_model: str | None = None
+    serial: TcpSerial | None = None
 
     def to_xml(self) -> str:
         domain = ET.Element('domain', type=self.virt_type)
@@ -136,12 +160,20 @@ class GuestConfig:
             devices.append(self._disk(disk))
         for interface in self.interfaces:
             devices.append(self._interface(interface))
-        if self.console_log:
+        if self.serial is not None:
+            devices.append(self._tcp_serial(self.serial))
+        elif self.console_log:
             serial = ET.SubElement(devices, 'serial', type='file')
             # Appended to, not truncated, each time QEMU starts: after a reboot or a
             # stop and start, the log still shows the boots before it.
             ET.SubElement(serial, 'source', path=self.console_log, append='on')
             ET.SubElement(serial, 'target', port='0')
+        if self.graphics is not None:
+            ET.SubElement(devices, 'graphics', type=self.graphics.type, autoport='yes',
+                          listen=self.graphics.listen)
+        if self.video_model:
+            video = ET.SubElement(devices, 'video')
+            ET.SubElement(video, 'model', type=self.video_model)
         ET.indent(domain)
         return ET.tostring(domain, encoding='unicode')
 
@@ -157,6 +189,18 @@ class GuestConfig:
         else:
             ET.SubElement(os_el, 'boot', dev='hd')
         return os_el
+
+    @staticmethod
+    def _tcp_serial(serial: TcpSerial) -> ET.Element:
+        element = ET.Element('serial', type='tcp')
+        # QEMU listens (bind) and does not wait for a client before the guest runs.
+        ET.SubElement(element, 'source', mode='bind', host=serial.host,
+                      service=str(serial.port))
+        ET.SubElement(element, 'protocol', type='raw')
+        if serial.log_file:
+            ET.SubElement(element, 'log', file=serial.log_file, append='on')
+        ET.SubElement(element, 'target', port='0')
+        return element
 
     @staticmethod
     def _disk(disk: GuestDisk) -> ET.Element:
@@ -220,9 +264,13 @@ def disk_xml(disk: GuestDisk) -> str:
 def guest_config(instance: objects.Instance, virt_type: str, disks: list[GuestDisk],
                  console_log: str | None, image_meta: objects.ImageMeta | None = None,
                  kernel: str | None = None, initrd: str | None = None,
-                 interfaces: list[GuestInterface] | None = None) -> GuestConfig:
+                 interfaces: list[GuestInterface] | None = None,
+                 serial_port: tuple[str, int] | None = None) -> GuestConfig:
     """The domain of ``instance``: named ``instance.name``, sized by its flavor, with
-    a NIC per plugged VIF in ``interfaces``."""
+    a NIC per plugged VIF in ``interfaces``, a VNC server and its video card when
+    ``[vnc] enabled``, and its console on the serial port: listening on TCP at
+    ``serial_port`` (address, port) when given, its output kept in ``console_log``
+    either way."""
     flavor = instance.flavor
     properties = (getattr(image_meta, 'properties', None) or {}) if image_meta else {}
     cmdline = None
@@ -236,11 +284,25 @@ def guest_config(instance: objects.Instance, virt_type: str, disks: list[GuestDi
         user_id=instance.user_id, project_id=instance.project_id,
         image_id=instance.image_ref or None,
         creation_time=timeutils.utcnow().strftime('%Y-%m-%d %H:%M:%S'))
+    graphics, video_model = _display(properties)
     return GuestConfig(virt_type=virt_type, name=instance.name, uuid=instance.uuid,
                        memory_kib=flavor.memory_mb * 1024, vcpus=flavor.vcpus,
                        metadata=metadata, disks=disks, interfaces=interfaces or [],
                        console_log=console_log,
-                       kernel=kernel, initrd=initrd, cmdline=cmdline)
+                       kernel=kernel, initrd=initrd, cmdline=cmdline,
+                       serial=(TcpSerial(serial_port[0], serial_port[1], console_log)
+                               if serial_port else None),
+                       graphics=graphics, video_model=video_model)
+
+
+def _display(properties: dict[str, Any]) -> tuple[GuestGraphics | None, str | None]:
+    """The VNC server and video card, as Nova adds them: none when ``[vnc]`` is off;
+    the image's ``hw_video_model``, else ``virtio`` (which guests without its driver
+    use as a VGA card)."""
+    if not CONF.vnc.enabled:
+        return None, None
+    return (GuestGraphics(listen=CONF.vnc.server_listen),
+            properties.get('hw_video_model') or 'virtio')
 
 
 def metadata_of(xml: str) -> dict[str, str | None]:

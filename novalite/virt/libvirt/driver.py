@@ -4,7 +4,8 @@ It orchestrates: ``host`` owns the connection and events, ``guest`` wraps a doma
 ``config`` writes the domain XML, ``imagebackend`` makes disks, and the image cache
 downloads each image once per host. Where the test driver (``test:///``) lacks a call,
 the driver says so in the log and does without. ``vif`` plugs the guests' VIFs into
-Open vSwitch (os-vif) and gives their NICs.
+Open vSwitch (os-vif) and gives their NICs. ``serial`` hands out the TCP ports of the
+guests' serial consoles.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from novalite.context import RequestContext
 from novalite.image import glance
 from novalite.network import model as network_model
 from novalite.virt import diagnostics, driver, hardware, imagecache
-from novalite.virt.libvirt import config, imagebackend, volume
+from novalite.virt.libvirt import config, imagebackend, serial, volume
 from novalite.virt.libvirt import guest as libvirt_guest
 from novalite.virt.libvirt import host as libvirt_host
 from novalite.virt.libvirt import vif as libvirt_vif
@@ -92,6 +93,9 @@ class LibvirtDriver(driver.ComputeDriver):
         # service host, so that each is a provider of its own in Placement.
         self._nodename = host if self.host.is_test else self.host.hostname()
         self._service_host = host
+        # The serial console ports of the guests defined before this start stay theirs.
+        for guest in self.host.list_guests():
+            serial.reserve_ports(serial.tcp_ports(guest.persistent_xml()))
         LOG.info('libvirt driver on %s (%s), node %s, instances in %s', self.uri, hv_type,
                  self._nodename, self.instances_path)
         if not self.host.is_test:
@@ -184,12 +188,20 @@ class LibvirtDriver(driver.ComputeDriver):
         os.makedirs(directory, exist_ok=True)
         disks, kernel, initrd = self._create_disks(context, instance, image_meta, directory,
                                                    block_device_info)
-        xml = config.guest_config(
-            instance, self.virt_type, disks, os.path.join(directory, 'console.log'),
-            image_meta=image_meta, kernel=kernel, initrd=initrd,
-            interfaces=libvirt_vif.guest_interfaces(network_info)).to_xml()
-        guest = self._create_guest_with_network(instance, xml, network_info,
-                                                wait_for_vifs=True)
+        serial_port = self._acquire_serial_port()
+        try:
+            xml = config.guest_config(
+                instance, self.virt_type, disks, os.path.join(directory, 'console.log'),
+                image_meta=image_meta, kernel=kernel, initrd=initrd,
+                interfaces=libvirt_vif.guest_interfaces(network_info),
+                serial_port=serial_port).to_xml()
+            guest = self._create_guest_with_network(instance, xml, network_info,
+                                                    wait_for_vifs=True)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                # A defined domain keeps its port until the manager destroys it.
+                if serial_port is not None and not self.instance_exists(instance):
+                    serial.release_port(*serial_port)
         LOG.info('Guest %s of instance %s is running', guest.name, instance.uuid)
 
     def _create_disks(self, context: RequestContext, instance: objects.Instance,
@@ -255,12 +267,15 @@ class LibvirtDriver(driver.ComputeDriver):
         except exception.InstanceNotFound:
             LOG.debug('Instance %s has no domain to destroy', instance.uuid)
         else:
+            ports = self._serial_ports_of(instance, guest)
             guest.poweroff()
             try:
                 guest.undefine()
             except libvirt.libvirtError as exc:
                 if exc.get_error_code() != libvirt.VIR_ERR_NO_DOMAIN:
                     raise
+            for host, port in ports:
+                serial.release_port(host, port)
         self.unplug_vifs(instance, network_info, ignore_errors=True)
         if destroy_disks:
             shutil.rmtree(self.instance_dir(instance), ignore_errors=True)
@@ -277,6 +292,49 @@ class LibvirtDriver(driver.ComputeDriver):
         with open(path, 'rb') as log:
             log.seek(max(0, os.path.getsize(path) - MAX_CONSOLE_BYTES))
             return log.read().decode('utf-8', errors='replace')
+
+    # -- consoles ------------------------------------------------------------------------
+
+    def get_vnc_console(self, context: RequestContext, instance: objects.Instance
+                        ) -> driver.ConsoleVNC:
+        """The running guest's VNC server, reached at ``[vnc]
+        server_proxyclient_address`` (its domain listens on ``[vnc] server_listen``)."""
+        port = self.host.get_guest(instance.uuid).graphics_port('vnc')
+        if port is None:
+            # VNC was off when the guest was defined, or it is not running.
+            raise exception.ConsoleTypeUnavailable(console_type='vnc')
+        return driver.ConsoleVNC(host=CONF.vnc.server_proxyclient_address, port=port)
+
+    def get_serial_console(self, context: RequestContext, instance: objects.Instance
+                           ) -> driver.ConsoleSerial:
+        """The guest's first serial port on TCP, at the address its domain names."""
+        if not CONF.serial_console.enabled:
+            raise exception.ConsoleTypeUnavailable(console_type='serial')
+        guest = self.host.get_guest(instance.uuid)
+        for host, port in serial.tcp_ports(guest.xml()):
+            return driver.ConsoleSerial(host=host, port=port)
+        # Defined while serial consoles were off: its console is a file.
+        raise exception.ConsoleNotAvailable()
+
+    @staticmethod
+    def _acquire_serial_port() -> tuple[str, int] | None:
+        """A port for a new guest's serial console, when serial consoles are on."""
+        if not CONF.serial_console.enabled:
+            return None
+        host = CONF.serial_console.proxyclient_address
+        return host, serial.acquire_port(host)
+
+    def _serial_ports_of(self, instance: objects.Instance,
+                         guest: libvirt_guest.Guest) -> set[tuple[str, int]]:
+        """The serial console ports the instance holds: its domain's, and while it is
+        rescued, those of the definition it goes back to."""
+        from novalite.virt.libvirt import rescue
+        ports = set(serial.tcp_ports(guest.persistent_xml()))
+        saved = os.path.join(self.instance_dir(instance), rescue.UNRESCUE_XML)
+        if os.path.exists(saved):
+            with open(saved) as f:
+                ports.update(serial.tcp_ports(f.read()))
+        return ports
 
     # -- power -----------------------------------------------------------------------------
 
@@ -575,10 +633,15 @@ class LibvirtDriver(driver.ComputeDriver):
         if resize_instance:
             lv_migration.grow_disks(directory, instance.flavor,
                                     None if self.host.is_test else self.image_backend.qemu_img)
-        self._create_guest_with_network(
-            instance, lv_migration.resized_xml(old_xml, instance.flavor,
-                                               disk_info['old_dir'], directory),
-            network_info, power_on=power_on)
+        xml, acquired = serial.rebind_ports(lv_migration.resized_xml(
+            old_xml, instance.flavor, disk_info['old_dir'], directory))
+        try:
+            self._create_guest_with_network(instance, xml, network_info, power_on=power_on)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                if not self.instance_exists(instance):
+                    for host, port in acquired:
+                        serial.release_port(host, port)
         LOG.info('Guest of instance %s defined here with %d MiB and %d vCPUs',
                  instance.uuid, instance.flavor.memory_mb, instance.flavor.vcpus)
 
@@ -600,9 +663,10 @@ class LibvirtDriver(driver.ComputeDriver):
                                 power_on: bool = True) -> None:
         """Put the set-aside files back and define the old domain again."""
         from novalite.virt.libvirt import migration as lv_migration
-        self._create_guest_with_network(
-            instance, lv_migration.restore(self.instance_dir(instance)), network_info,
-            power_on=power_on)
+        xml = lv_migration.restore(self.instance_dir(instance))
+        # The domain never left this host: its serial ports are still its own.
+        serial.reserve_ports(serial.tcp_ports(xml))
+        self._create_guest_with_network(instance, xml, network_info, power_on=power_on)
 
     def live_migration_precheck(self, context: RequestContext, instance: objects.Instance,
                                 dest: str, block_migration: bool | None) -> None:

@@ -98,6 +98,18 @@ class Guest:
     def xml(self) -> str:
         return self._domain.XMLDesc(0)
 
+    def graphics_port(self, graphics_type: str = 'vnc') -> int | None:
+        """The port the running guest's ``graphics_type`` server listens on; None when
+        it has no such server, or it is not running (libvirt says -1 until QEMU has
+        picked a port)."""
+        from xml.etree import ElementTree
+        graphics = ElementTree.fromstring(self.xml()).find(
+            "devices/graphics[@type='%s']" % graphics_type)
+        port = graphics.get('port') if graphics is not None else None
+        if port is None or not port.isdigit():
+            return None
+        return int(port)
+
     def wait_for_state(self, wanted: tuple[int, ...], timeout: float,
                        interval: float = 0.1) -> bool:
         """Poll until the power state is one of ``wanted``; False on timeout."""
