@@ -26,9 +26,11 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     # qemu-utils: qemu-img, which makes the libvirt driver's qcow2 overlays (and its tests);
     # libvirt-daemon-system and qemu-system-x86: libvirtd and QEMU, for real (TCG) guests;
     # openvswitch-switch, ovn-central, ovn-host: the switches and OVN under the real
-    # Neutron (ML2/OVN, userspace datapath); isc-dhcp-client: dhclient, for its tests.
+    # Neutron (ML2/OVN, userspace datapath); isc-dhcp-client: dhclient, for its tests;
+    # novnc: the web client novalite-novncproxy serves ([DEFAULT] web = /usr/share/novnc);
+    # chromium: the headless browser the console tests open it in.
     for pkg in gcc pkg-config python3-dev python3-venv libvirt-dev qemu-utils libvirt-daemon-system qemu-system-x86 \
-            openvswitch-switch ovn-central ovn-host isc-dhcp-client; do
+            openvswitch-switch ovn-central ovn-host isc-dhcp-client novnc chromium; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
     done
     # ceph-*, python3-rados/rbd: the one-node Ceph cluster under the real Cinder (RBD),

@@ -1,0 +1,326 @@
+"""The console proxy as it runs: websockify serving novalite's handler, a websocket client
+(websocket-client) on one side, a TCP console test double on the other.
+
+The token store and the compute host are test doubles too (``TokenStoreDouble``,
+``ComputeAPIDouble``): the proxy's own code between them is real. The proxy runs in a
+process forked from the test (websockify sets signal handlers, which only a main thread
+may), and forks one more per connection, so the doubles keep their state in files.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import multiprocessing
+import os
+import pathlib
+import socket
+import socketserver
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+import websocket
+from oslo_log import log as oslo_logging
+
+from novalite import exception, objects
+from novalite.compute import rpcapi as compute_rpcapi
+from novalite.conf import CONF
+from novalite.console import auth, baseproxy, websocketproxy
+from novalite.context import get_admin_context
+
+GREETING = b'console-double ready\r\n'
+
+
+class ConsoleDouble(socketserver.ThreadingTCPServer):
+    """A guest's console port: greets, then answers each chunk with ``echo:`` + chunk."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self) -> None:
+        super().__init__(('127.0.0.1', 0), _ConsoleHandler)
+        self.port = self.server_address[1]
+
+
+class _ConsoleHandler(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        self.request.sendall(GREETING)
+        while data := self.request.recv(4096):
+            self.request.sendall(b'echo:' + data)
+
+
+class TokenStoreDouble:
+    """Console tokens in a JSON file (shared by the proxy's processes): ``redeem`` as
+    ``novalite.console.auth.redeem`` answers, one-time, with expiry."""
+
+    def __init__(self, path: pathlib.Path) -> None:
+        self.path = path
+        self.used = path.with_suffix('.used')
+        self.used.mkdir()
+        self.path.write_text('{}')
+
+    def add(self, token: str, port: int, ttl: float = 600, console_type: str = 'novnc',
+            instance_uuid: str = 'inst-1') -> None:
+        tokens = json.loads(self.path.read_text())
+        expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=ttl)
+        tokens[token] = {'port': port, 'expires': expires.isoformat(),
+                         'console_type': console_type, 'instance_uuid': instance_uuid}
+        self.path.write_text(json.dumps(tokens))
+
+    def redeem(self, context: object, token: str) -> auth.ConnectInfo:
+        entry = json.loads(self.path.read_text()).get(token)
+        if entry is None:
+            raise exception.InvalidToken(token='***')
+        expires = datetime.datetime.fromisoformat(entry['expires'])
+        if expires <= datetime.datetime.now(datetime.UTC):
+            raise exception.InvalidToken(token='***')
+        try:
+            os.close(os.open(self.used / token, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            raise exception.InvalidToken(token='***') from None
+        return auth.ConnectInfo(instance_uuid=entry['instance_uuid'],
+                                console_type=entry['console_type'], host='127.0.0.1',
+                                port=entry['port'], internal_access_path=None,
+                                expires=expires, context=get_admin_context())
+
+
+class ComputeAPIDouble:
+    """The compute host's answer to validate_console_port: no port in ``moved_ports``
+    (a file, one port a line) is the guest's any more."""
+
+    moved_ports: pathlib.Path
+
+    def validate_console_port(self, context: object, instance: object, port: int,
+                              console_type: str) -> bool:
+        return str(port) not in self.moved_ports.read_text().split()
+
+
+def _instance_double(context: object, uuid: str) -> objects.Instance:
+    if uuid == 'deleted':
+        raise exception.InstanceNotFound(instance_id=uuid)
+    return objects.Instance(uuid=uuid, host='compute1')
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def _serve(binary: str, port: int, web: str | None, log_file: str) -> None:
+    if 'debug' not in CONF:
+        oslo_logging.register_options(CONF)
+    handler = logging.FileHandler(log_file)
+    handler.setFormatter(logging.Formatter('%(levelname)s %(name)s %(message)s'))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    os._exit(baseproxy.serve(binary, '127.0.0.1', port, web))
+
+
+class Proxy:
+    def __init__(self, port: int, tokens: TokenStoreDouble, console: ConsoleDouble,
+                 log: pathlib.Path, moved: pathlib.Path) -> None:
+        self.port = port
+        self.tokens = tokens
+        self.console = console
+        self.log = log
+        self.moved = moved
+
+    def url(self, query: str = '') -> str:
+        return 'ws://127.0.0.1:%d/%s' % (self.port, query)
+
+    def token(self, name: str, **kwargs: object) -> str:
+        kwargs.setdefault('port', self.console.port)
+        self.tokens.add(name, **kwargs)  # type: ignore[arg-type]
+        return name
+
+
+def _wait_listening(port: int, proc: multiprocessing.process.BaseProcess) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        assert proc.is_alive(), 'the proxy exited'
+        try:
+            socket.create_connection(('127.0.0.1', port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError('the proxy does not listen')
+
+
+@pytest.fixture
+def proxy(request: pytest.FixtureRequest, tmp_path: pathlib.Path,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
+    """The noVNC proxy serving a web directory; options for it as the indirect
+    parameter ``{group: {option: value}}``."""
+    for group, options in getattr(request, 'param', {}).items():
+        for name, value in options.items():
+            CONF.set_override(name, value, group=group)
+            request.addfinalizer(lambda n=name, g=group: CONF.clear_override(n, group=g))
+    web = tmp_path / 'web'
+    web.mkdir()
+    (web / 'vnc_auto.html').write_text('<html>noVNC double</html>')
+    (web / 'app').mkdir()
+    tokens = TokenStoreDouble(tmp_path / 'tokens.json')
+    moved = tmp_path / 'moved-ports'
+    moved.write_text('')
+    ComputeAPIDouble.moved_ports = moved
+    monkeypatch.setattr(auth, 'redeem', tokens.redeem)
+    monkeypatch.setattr(compute_rpcapi, 'ComputeAPI', ComputeAPIDouble)
+    monkeypatch.setattr(objects.Instance, 'get_by_uuid', staticmethod(_instance_double))
+    console = ConsoleDouble()
+    threading.Thread(target=console.serve_forever, daemon=True).start()
+    port = _free_port()
+    log = tmp_path / 'proxy.log'
+    cwd = os.getcwd()  # websockify changes to the web directory
+    proc = multiprocessing.get_context('fork').Process(
+        target=_serve, args=('novalite-novncproxy', port, str(web), str(log)))
+    proc.start()
+    try:
+        _wait_listening(port, proc)
+        yield Proxy(port, tokens, console, log, moved)
+    finally:
+        proc.terminate()  # SIGTERM: websockify's own stop
+        proc.join(10)
+        assert proc.exitcode == 0
+        console.shutdown()
+        console.server_close()
+        os.chdir(cwd)
+
+
+def _connect(url: str, **kwargs: object) -> websocket.WebSocket:
+    return websocket.create_connection(url, timeout=10, **kwargs)
+
+
+def _close_of(ws: websocket.WebSocket) -> tuple[int, str]:
+    """The close frame the proxy sends: (code, reason)."""
+    while True:
+        opcode, frame = ws.recv_data_frame(True)
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
+            return int.from_bytes(frame.data[:2], 'big'), frame.data[2:].decode()
+
+
+def _read(ws: websocket.WebSocket, size: int) -> bytes:
+    data = b''
+    while len(data) < size:
+        opcode, chunk = ws.recv_data()
+        assert opcode == websocket.ABNF.OPCODE_BINARY, (opcode, chunk)
+        data += chunk
+    return data
+
+
+def test_good_token_relays_bytes_both_ways(proxy: Proxy) -> None:
+    token = proxy.token('good')
+    ws = _connect(proxy.url('?token=%s' % token), subprotocols=['binary'],
+                  origin='http://127.0.0.1:%d' % proxy.port)
+    try:
+        assert _read(ws, len(GREETING)) == GREETING
+        ws.send_binary(b'ls\r')
+        assert _read(ws, len(b'echo:ls\r')) == b'echo:ls\r'
+    finally:
+        ws.close()
+    assert 'connecting to 127.0.0.1:%d' % proxy.console.port in proxy.log.read_text()
+
+
+def test_token_from_novnc_path_and_cookie(proxy: Proxy) -> None:
+    ws = _connect(proxy.url('?path=%%3Ftoken%%3D%s' % proxy.token('in-path')))
+    assert _read(ws, len(GREETING)) == GREETING
+    ws.close()
+    ws = _connect(proxy.url(), cookie='other=1; token=%s' % proxy.token('in-cookie'))
+    assert _read(ws, len(GREETING)) == GREETING
+    ws.close()
+
+
+@pytest.mark.parametrize('case', ['unknown', 'expired', 'used', 'none'])
+def test_bad_tokens_are_refused_with_the_reason(proxy: Proxy, case: str) -> None:
+    token = {'unknown': 'tok-nobody-made-this', 'none': ''}.get(case, 'tok-%s-1' % case)
+    if case == 'expired':
+        proxy.token(token, ttl=-1)
+    elif case == 'used':
+        proxy.token(token)
+        first = _connect(proxy.url('?token=%s' % token))
+        assert _read(first, len(GREETING)) == GREETING
+        first.close()
+    ws = _connect(proxy.url('?token=%s' % token))
+    assert _close_of(ws) == (1008, "The token '***' is invalid or has expired")
+    log = proxy.log.read_text()
+    assert 'refused: The token' in log
+    assert 'Traceback' not in log
+    if token:
+        assert token not in log  # the request lines show token=***
+
+
+@pytest.mark.parametrize('origin, reason', [
+    ('http://evil.example.com', 'Origin header does not match this host.'),
+    ('https://127.0.0.1', 'Origin header protocol does not match this host.'),
+    ('null', 'Origin header not valid.'),
+])
+def test_a_bad_origin_is_refused(proxy: Proxy, origin: str, reason: str) -> None:
+    ws = _connect(proxy.url('?token=%s' % proxy.token('t')), origin=origin)
+    assert _close_of(ws) == (1008, reason)
+    assert 'refused: %s' % reason in proxy.log.read_text()
+
+
+@pytest.mark.parametrize('proxy', [{'console': {'allowed_origins': ['horizon.example.com']}}],
+                         indirect=True)
+def test_allowed_origins_and_forwarded_proto(proxy: Proxy) -> None:
+    ws = _connect(proxy.url('?token=%s' % proxy.token('horizon')),
+                  origin='http://horizon.example.com')
+    assert _read(ws, len(GREETING)) == GREETING
+    ws.close()
+    # A TLS-terminating proxy in front: the page is https, the hop to us plain.
+    ws = _connect(proxy.url('?token=%s' % proxy.token('fwd')), origin='https://127.0.0.1',
+                  header=['X-Forwarded-Proto: http'])
+    assert _read(ws, len(GREETING)) == GREETING
+    ws.close()
+
+
+def test_serial_console_origin_scheme_is_ws_or_http() -> None:
+    websocketproxy.check_origin('http://proxy', 'proxy:6083', None, 'serial')
+    with pytest.raises(websocketproxy.ConsoleRefused, match='protocol'):
+        websocketproxy.check_origin('https://proxy', 'proxy:6083', None, 'serial')
+    with pytest.raises(websocketproxy.ConsoleRefused, match='validate the protocol'):
+        websocketproxy.check_origin('http://proxy', 'proxy:6083', None, 'spice-html5')
+
+
+@pytest.mark.parametrize('proxy', [{'consoleauth': {'enforce_session_timeout': True}}],
+                         indirect=True)
+def test_session_ends_with_the_token(proxy: Proxy) -> None:
+    ws = _connect(proxy.url('?token=%s' % proxy.token('short', ttl=2)))
+    assert _read(ws, len(GREETING)) == GREETING
+    assert _close_of(ws) == (1000, 'The console session has expired.')
+
+
+def test_a_port_no_longer_the_guests_is_refused(proxy: Proxy) -> None:
+    proxy.moved.write_text('%d\n' % proxy.console.port)
+    ws = _connect(proxy.url('?token=%s' % proxy.token('moved')))
+    assert _close_of(ws) == (1008, 'The console is no longer at the port of this token.')
+
+
+def test_a_deleted_server_is_refused(proxy: Proxy) -> None:
+    ws = _connect(proxy.url('?token=%s' % proxy.token('gone', instance_uuid='deleted')))
+    assert _close_of(ws) == (1008, 'The server of this console no longer exists.')
+
+
+def test_console_unreachable_closes_with_1011(proxy: Proxy) -> None:
+    ws = _connect(proxy.url('?token=%s' % proxy.token('down', port=_free_port())))
+    assert _close_of(ws) == (1011, 'Failed to connect to the console.')
+
+
+def test_the_novnc_page_is_served_without_listings(proxy: Proxy) -> None:
+    base = 'http://127.0.0.1:%d' % proxy.port
+    with urllib.request.urlopen(base + '/vnc_auto.html', timeout=10) as resp:
+        assert resp.status == 200
+        assert b'noVNC double' in resp.read()
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(base + '/app/', timeout=10)
+    assert err.value.code == 404
+    # A directory redirect to //host/... would send the browser to another site.
+    with socket.create_connection(('127.0.0.1', proxy.port), timeout=10) as sock:
+        sock.sendall(b'GET //app HTTP/1.0\r\n\r\n')
+        head = sock.makefile('rb').read().split(b'\r\n\r\n')[0]
+    assert b'Location: //' not in head, head
