@@ -18,7 +18,13 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import exception, notifications, objects, transient
-from novalite.compute import block_devices, instance_actions, power_state, task_states
+from novalite.compute import (
+    block_devices,
+    consoles,
+    instance_actions,
+    power_state,
+    task_states,
+)
 from novalite.context import RequestContext
 from novalite.network import model
 from novalite.objects.instance import Instance
@@ -105,6 +111,9 @@ def terminate_instance(mgr: ComputeManager, context: RequestContext,
             context, instance.uuid), 'Reading the volumes of %s' % instance.uuid))
     mgr.driver.destroy(context, instance, network_info=cached_network_info(instance),
                        block_device_info=block_devices.block_device_info(bdms))
+    # The console is gone with the guest: its tokens must open nothing.
+    retried(lambda: consoles.clean_tokens(context, instance.uuid),
+            'Deleting the console tokens of %s' % instance.uuid)
     # Before the record: a volume must not stay attached to a server that is gone.
     block_devices.detach_on_delete(mgr, context, instance, bdms)
     release_ports(mgr, context, instance)

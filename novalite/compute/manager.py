@@ -186,6 +186,12 @@ class ComputeManager(manager.Manager):
         if CONF.instance_usage_audit:
             usage_audit.audit_instance_usage(self, context)
 
+    # Nova runs it every [DEFAULT] instance_delete_interval, 300 seconds by default.
+    @periodic_task.periodic_task(spacing=300, run_immediately=False)
+    def _cleanup_expired_console_auth_tokens(self, context: RequestContext) -> None:
+        """Delete the cell's expired console tokens (a proxy refuses them anyway)."""
+        objects.ConsoleAuthToken.clean_expired_console_auths(context)
+
     @periodic_task.periodic_task(spacing=600, run_immediately=False)
     def sync_power_states(self, context: RequestContext) -> None:
         """Align the recorded power state of this host's instances with their guests

@@ -157,7 +157,8 @@ class ConsoleAuthToken(base.NovaliteTimestampObject, base.NovaliteObject):
             if row is None:
                 raise exception.InvalidToken(token='***')
             found = cls._from_row(context, row, token)
-            gone = session.execute(delete(table).where(table.id == row.id)).rowcount
+            gone = session.connection().execute(
+                delete(table).where(table.id == row.id)).rowcount
         if gone != 1:  # another redeem deleted it between our read and our delete
             raise exception.InvalidToken(token='***')
         return found
@@ -177,5 +178,5 @@ class ConsoleAuthToken(base.NovaliteTimestampObject, base.NovaliteObject):
         """Delete the cell's expired tokens; how many there were."""
         table = models.ConsoleAuthToken
         with engine.cell_writer(context) as session:
-            return int(session.execute(
+            return int(session.connection().execute(
                 delete(table).where(table.expires <= timeutils.utcnow_ts())).rowcount)

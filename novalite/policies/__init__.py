@@ -12,6 +12,7 @@ from novalite.policies import (
     attach_interfaces,
     availability_zone,
     base,
+    console_auth_tokens,
     console_output,
     create_backup,
     deferred_delete,
@@ -35,6 +36,7 @@ from novalite.policies import (
     pause_server,
     quota_class_sets,
     quota_sets,
+    remote_consoles,
     rescue,
     security_groups,
     server_diagnostics,
@@ -80,4 +82,5 @@ def list_rules() -> list[policy.RuleDefault]:
         migrate_server.list_rules(), ips.list_rules(), attach_interfaces.list_rules(),
         multinic.list_rules(), security_groups.list_rules(), networks.list_rules(),
         floating_ips.list_rules(), floating_ip_pools.list_rules(),
-        extensions.list_rules()))
+        extensions.list_rules(), remote_consoles.list_rules(),
+        console_auth_tokens.list_rules()))

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import socket
+import socketserver
 import struct
 import sys
 import tempfile
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 
-from novalite import exception, objects
+from novalite import exception, executor, objects
 from novalite.compute import power_state, task_states
 from novalite.conf import CONF
 from novalite.context import RequestContext
@@ -58,6 +60,65 @@ def empty_qcow2(virtual_size: int) -> bytes:
                      b'\0' * (l1_size * 8)))
 
 
+VNC_BANNER = b'RFB 003.008\n'
+SERIAL_BANNER = b'fake serial console\r\n'
+# Power states in which a guest shows a console.
+_CONSOLE_STATES = (power_state.RUNNING, power_state.PAUSED)
+
+
+class _EchoHandler(socketserver.BaseRequestHandler):
+    """Sends the console's banner, then echoes what the client sends."""
+
+    server: ConsoleServer
+
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        self.server.opened(sock)
+        try:
+            sock.sendall(self.server.banner)
+            while data := sock.recv(4096):
+                sock.sendall(data)
+        except OSError:
+            pass  # the guest's console closed under the client
+        finally:
+            self.server.closed(sock)
+
+
+class ConsoleServer(socketserver.ThreadingTCPServer):
+    """A fake guest's console: a TCP listener on 127.0.0.1 (a free port), each client
+    served on a daemon thread; ``close`` ends the listener and every connection."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, name: str, banner: bytes) -> None:
+        super().__init__(('127.0.0.1', 0), _EchoHandler)
+        self.banner = banner
+        self.port: int = self.server_address[1]
+        self._clients: set[socket.socket] = set()
+        self._clients_lock = threading.Lock()
+        executor.start_thread(name, self.serve_forever, 0.1)
+
+    def opened(self, sock: socket.socket) -> None:
+        with self._clients_lock:
+            self._clients.add(sock)
+
+    def closed(self, sock: socket.socket) -> None:
+        with self._clients_lock:
+            self._clients.discard(sock)
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+        with self._clients_lock:
+            clients, self._clients = self._clients, set()
+        for sock in clients:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
 class FakeDriver(driver.ComputeDriver):
     """Keeps guests in a dict; its host size comes from the ``[fake_driver]`` options.
 
@@ -84,9 +145,17 @@ class FakeDriver(driver.ComputeDriver):
         # Fault injection: volumes whose attach (detach) fails.
         self.fail_attach_volume_ids: set[str] = set()
         self.fail_detach_volume_ids: set[str] = set()
+        # (instance uuid, 'vnc' | 'serial') -> the guest's console listener.
+        self.consoles: dict[tuple[str, str], ConsoleServer] = {}
 
     def init_host(self, host: str) -> None:
         self._host = host
+
+    def cleanup_host(self, host: str) -> None:
+        with self._lock:
+            servers, self.consoles = list(self.consoles.values()), {}
+        for server in servers:
+            server.close()
 
     def get_available_nodes(self, refresh: bool = False) -> list[str]:
         return [self._host or CONF.host]
@@ -152,6 +221,7 @@ class FakeDriver(driver.ComputeDriver):
                 destroy_disks: bool = True) -> None:
         with self._lock:
             self._instances.pop(instance.uuid, None)
+        self._close_consoles(instance.uuid)
 
     def get_info(self, instance: objects.Instance) -> hardware.InstanceInfo:
         with self._lock:
@@ -166,6 +236,8 @@ class FakeDriver(driver.ComputeDriver):
             if guest is None:
                 raise exception.InstanceNotFound(instance_id=instance.uuid)
             guest['state'] = state
+        if state not in _CONSOLE_STATES:
+            self._close_consoles(instance.uuid)
 
     def reboot(self, context: RequestContext, instance: objects.Instance,
                network_info: NetworkInfo | None = None, reboot_type: str = 'SOFT',
@@ -184,6 +256,45 @@ class FakeDriver(driver.ComputeDriver):
     def get_console_output(self, context: RequestContext, instance: objects.Instance) -> str:
         self.get_info(instance)
         return ('fake console of instance %s\nbooting\nlogin: ' % instance.uuid)
+
+    # -- consoles: a real TCP listener per running guest, for the proxies' tests ---------
+
+    def get_vnc_console(self, context: RequestContext, instance: objects.Instance
+                        ) -> driver.ConsoleVNC:
+        """A listener that greets as a VNC server (``VNC_BANNER``), then echoes."""
+        return driver.ConsoleVNC(host='127.0.0.1',
+                                 port=self._console(instance, 'vnc', VNC_BANNER))
+
+    def get_serial_console(self, context: RequestContext, instance: objects.Instance
+                           ) -> driver.ConsoleSerial:
+        """A listener that prints ``SERIAL_BANNER``, then echoes."""
+        return driver.ConsoleSerial(host='127.0.0.1',
+                                    port=self._console(instance, 'serial', SERIAL_BANNER))
+
+    def _console(self, instance: objects.Instance, kind: str, banner: bytes) -> int:
+        """The port of the guest's ``kind`` console, started on first use.
+
+        :raises InstanceNotFound: no such guest here
+        :raises ConsoleNotAvailable: the guest is not running
+        """
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None:
+                raise exception.InstanceNotFound(instance_id=instance.uuid)
+            if guest['state'] not in _CONSOLE_STATES:
+                raise exception.ConsoleNotAvailable()
+            server = self.consoles.get((instance.uuid, kind))
+            if server is None:
+                server = ConsoleServer('fake-%s-console-%s' % (kind, instance.uuid), banner)
+                self.consoles[(instance.uuid, kind)] = server
+            return server.port
+
+    def _close_consoles(self, instance_uuid: str) -> None:
+        with self._lock:
+            servers = [self.consoles.pop(key) for key in list(self.consoles)
+                       if key[0] == instance_uuid]
+        for server in servers:
+            server.close()
 
     def get_instance_diagnostics(self, instance: objects.Instance) -> dict[str, Any]:
         """Made-up but well-formed figures: one vCPU entry per flavor vCPU, one disk."""
@@ -272,6 +383,7 @@ class FakeDriver(driver.ComputeDriver):
         if migration.source_compute != migration.dest_compute:
             with self._lock:
                 self._instances.pop(instance.uuid, None)
+            self._close_consoles(instance.uuid)
 
     def finish_revert_migration(self, context: RequestContext, instance: objects.Instance,
                                 network_info: NetworkInfo, migration: objects.Migration,

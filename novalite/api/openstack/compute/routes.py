@@ -16,6 +16,7 @@ from novalite.api.openstack import faults, versions, wsgi
 from novalite.api.openstack.compute import (
     aggregates,
     availability_zone,
+    console_auth_tokens,
     extension_info,
     flavor_access,
     flavors,
@@ -36,6 +37,7 @@ from novalite.api.openstack.compute import (
     networks,
     quota_classes,
     quota_sets,
+    remote_consoles,
     removed,
     security_groups,
     server_actions,
@@ -97,6 +99,7 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
     ('/os-aggregates/{id}/images', {'POST': ('aggregates', 'images')}),
     ('/os-availability-zone', {'GET': ('availability_zone', 'index')}),
     ('/os-availability-zone/detail', {'GET': ('availability_zone', 'detail')}),
+    ('/os-console-auth-tokens/{id}', {'GET': ('console_auth_tokens', 'show')}),
     ('/os-floating-ip-pools', {'GET': ('floating_ip_pools', 'index')}),
     ('/os-floating-ips', {'GET': ('floating_ips', 'index'),
                           'POST': ('floating_ips', 'create')}),
@@ -154,6 +157,7 @@ ROUTE_LIST: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
                        'DELETE': ('servers', 'delete')}),
     ('/servers/{id}/action', {'POST': ('server_actions', 'action')}),
     ('/servers/{server_id}/diagnostics', {'GET': ('server_diagnostics', 'index')}),
+    ('/servers/{server_id}/remote-consoles', {'POST': ('remote_consoles', 'create')}),
     ('/servers/{server_id}/os-server-password', {'GET': ('server_password', 'index'),
                                                  'DELETE': ('server_password', 'clear')}),
     ('/servers/{server_id}/os-volume_attachments',
@@ -239,12 +243,13 @@ def _volume_controllers() -> dict[str, wsgi.Controller]:
 
 
 def _admin_controllers() -> dict[str, wsgi.Controller]:
-    """Migrations, usage, diagnostics, external events, hosts and the usage audit log:
-    operator and service APIs."""
+    """Migrations, usage, diagnostics, external events, hosts, the usage audit log and
+    console tokens: operator and service APIs."""
     return {'migrations': migrations.MigrationsController(),
             'server_migrations': server_migrations.ServerMigrationsController(),
             'simple_tenant_usage': simple_tenant_usage.SimpleTenantUsageController(),
             'server_diagnostics': server_diagnostics.ServerDiagnosticsController(),
+            'console_auth_tokens': console_auth_tokens.ConsoleAuthTokensController(),
             'server_external_events':
                 server_external_events.ServerExternalEventsController(),
             'hosts': hosts.HostController(),
@@ -278,6 +283,7 @@ class APIRouterV21:
                  'volumes_boot': volumes_boot.VolumesBootController(),
                  'volumes_boot_actions': volumes_boot.VolumesBootActionsController(),
                  'server_shares': server_shares.ServerSharesController(),
+                 'remote_consoles': remote_consoles.RemoteConsolesController(),
                  'services': services.ServiceController()}
         built.update(_quota_zone_host_controllers())
         built.update(_admin_controllers())
