@@ -8,6 +8,9 @@ attach it. A server that is shelved offloaded has no host: its mapping is made a
 volume reserved here, and the host it is unshelved on attaches it.
 Detach: Cinder is told the volume is ``detaching`` (it refuses a volume not in use),
 then the host detaches it; a shelved-offloaded server's volume is let go here.
+Swap (an administrator's or Cinder's, for a migration of an attached volume): the old
+volume ``detaching``, the new one reserved for the server, then the host copies the
+disk over and switches the guest to it.
 
 Functions of a flow module: each takes the compute API first (``compute.api.API``
 makes them its methods).
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from oslo_log import log as logging
 
@@ -34,6 +37,10 @@ LOG = logging.getLogger(__name__)
 ATTACH_STATES = (vm_states.ACTIVE, vm_states.PAUSED, vm_states.STOPPED, vm_states.RESIZED,
                  vm_states.SOFT_DELETED, vm_states.SHELVED, vm_states.SHELVED_OFFLOADED)
 DETACH_STATES = ATTACH_STATES + (vm_states.SUSPENDED,)
+# Nova's check_instance_state of swap_volume: a guest the host can copy the disk of.
+SWAP_STATES = (vm_states.ACTIVE, vm_states.PAUSED, vm_states.RESIZED)
+MULTIATTACH_SWAP = ('Swapping multi-attach volumes with more than one read/write '
+                    'attachment is not supported.')
 
 
 def get_volume_mappings(api: API, context: RequestContext,
@@ -177,4 +184,98 @@ def _mapping(context: RequestContext, instance: objects.Instance,
 
 def swap_volume(api: API, context: RequestContext, instance: objects.Instance,
                 old_volume_id: str, new_volume_id: str) -> None:
-    raise NotImplementedError('swap_volume')
+    """Swap the server's volume ``old_volume_id`` for ``new_volume_id`` (an empty
+    volume at least as large, which the host copies the disk to): Cinder is told the
+    old one is ``detaching`` and the new one is reserved for the server (a new
+    attachment), then the host is told to swap (``compute/volume_swap.py``). A failure
+    before the host is told undoes both.
+
+    :raises InstanceInvalidState, InstanceIsLocked: (409)
+    :raises VolumeNotFound: (404 for the old volume; the API answers 400 for the new)
+    :raises VolumeBDMNotFound: (404) the old volume is not attached to the server
+    :raises InvalidVolume: (400) the old volume is attached elsewhere or busy, the new
+        one is attached, smaller, in another zone or not available
+    :raises Invalid: (400) the old volume is multiattach with more than one writer
+    """
+    instance_edit.check_instance_lock(context, instance)
+    instance_edit.check_instance_state(instance, 'swap_volume', SWAP_STATES)
+    old_volume = api.volume_api.get(context, old_volume_id)
+    new_volume = api.volume_api.get(context, new_volume_id)
+    _check_swap(api, context, instance, old_volume, new_volume)
+    _mapping(context, instance, old_volume_id)
+    with api.host_context(context, instance) as cctxt:
+        # Cinder refuses a volume that is not in use: the swap cannot race a detach.
+        api.volume_api.begin_detaching(cctxt, old_volume_id)
+        new_attachment_id: str | None = None
+        try:
+            # Counted once the old volume is detaching, so no attach slips in between.
+            if _writers(api, cctxt, old_volume) > 1:
+                raise exception.Invalid(message=MULTIATTACH_SWAP)
+            new_attachment_id = api.volume_api.attachment_create(
+                cctxt, new_volume_id, instance.uuid)['id']
+            objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                                instance_actions.SWAP_VOLUME,
+                                                want_result=False)
+            api.compute_rpcapi.swap_volume(cctxt, instance, old_volume_id, new_volume_id,
+                                           new_attachment_id)
+        except Exception:
+            _undo_swap(api, cctxt, old_volume_id, new_attachment_id)
+            raise
+    LOG.info('Swapping volume %s of %s for %s', old_volume_id, instance.uuid,
+             new_volume_id)
+
+
+def _check_swap(api: API, context: RequestContext, instance: objects.Instance,
+                old_volume: dict[str, Any], new_volume: dict[str, Any]) -> None:
+    """Nova's checks of the two volumes (with Cinder's raw views: ``attachments`` a
+    list of ``server_id``/``attachment_id``)."""
+    if not any(a.get('server_id') == instance.uuid
+               for a in old_volume.get('attachments') or []):
+        raise exception.InvalidVolume(
+            reason='Old volume is attached to a different instance.')
+    if new_volume['id'] == old_volume['id'] or new_volume.get('attachments') or \
+            new_volume.get('status') == 'in-use':
+        raise exception.InvalidVolume(reason='New volume must be detached in order to '
+                                             'swap.')
+    if int(new_volume.get('size') or 0) < int(old_volume.get('size') or 0):
+        raise exception.InvalidVolume(reason='New volume must be the same size or larger.')
+    api.volume_api.check_availability_zone(context, new_volume, instance=instance)
+    # A volume being attached to the server already has its mapping (Nova's
+    # _check_volume_already_attached).
+    if any(bdm.volume_id == new_volume['id']
+           for bdm in get_volume_mappings(api, context, instance)):
+        raise exception.InvalidVolume(reason='volume %s already attached'
+                                      % new_volume['id'])
+
+
+def _writers(api: API, context: RequestContext, volume: dict[str, Any]) -> int:
+    """How many attachments may write the volume: all of them, unless there are several
+    (a multiattach volume), then those Cinder says are ``rw``."""
+    attachments = volume.get('attachments') or []
+    if len(attachments) <= 1:
+        return len(attachments)
+    count = 0
+    for attachment in attachments:
+        try:
+            mode = api.volume_api.attachment_get(
+                context, attachment['attachment_id']).get('attach_mode')
+        except exception.VolumeAttachmentNotFound:
+            continue
+        count += 1 if mode != 'ro' else 0
+    return count
+
+
+def _undo_swap(api: API, context: RequestContext, old_volume_id: str,
+               new_attachment_id: str | None) -> None:
+    """A swap the host was not told of: the old volume in use again, the new one's
+    reservation deleted; what cannot be undone now is logged."""
+    try:
+        api.volume_api.roll_detaching(context, old_volume_id)
+    except Exception as exc:
+        LOG.warning('Could not tell Cinder that volume %s is in use again: %s',
+                    old_volume_id, exc)
+    if new_attachment_id:
+        try:
+            api.volume_api.attachment_delete(context, new_attachment_id)
+        except Exception as exc:
+            LOG.warning('Could not delete the attachment %s: %s', new_attachment_id, exc)

@@ -4,9 +4,9 @@ List and show read the server's volume mappings; attach and detach go through th
 compute API (``compute/api_volume_attach.py``) to the server's host, with Cinder's
 attachment API. The views follow the microversions as Nova's: ``tag`` from 2.70,
 ``delete_on_termination`` from 2.79, ``attachment_id`` and ``bdm_uuid`` (and no
-``id``) from 2.89. Swapping a volume (an administrator's PUT with another volume) is
-not done by novalite yet: it answers 400 saying so. From 2.85 a PUT may change
-``delete_on_termination``.
+``id``) from 2.89. A PUT with another volume swaps the server's volume for it (an
+administrator's or Cinder's, ``swap`` policy; before 2.85 every PUT is a swap); from
+2.85 a PUT may also change ``delete_on_termination``.
 """
 from __future__ import annotations
 
@@ -27,8 +27,6 @@ from novalite.policies import volumes_attachments as va_policies
 from novalite.volume import cinder
 
 POLICY = va_policies.POLICY_ROOT
-NO_SWAP = ('Swapping the volume of a server is not supported by novalite yet: detach '
-           'the old volume and attach the new one.')
 
 
 def _view(req: wsgi.Request, server_id: str, bdm: objects.BlockDeviceMapping,
@@ -129,17 +127,26 @@ class VolumeAttachmentController(common.ComputeAPIUser, wsgi.Controller):
         context = req.context
         instance = common.get_instance(self.compute_api, context, server_id)
         attachment = body['volumeAttachment']
-        # Before 2.85 a PUT only swaps; from 2.85 a new volumeId still means a swap.
-        if not avr.is_supported(req, '2.85') or attachment['volumeId'] != id:
+        new_volume_id = attachment['volumeId']
+        # Before 2.85 a PUT only swaps; from 2.85 it updates the attachment, then swaps
+        # when the volumeId is another volume's.
+        only_swap = not avr.is_supported(req, '2.85')
+        if only_swap or new_volume_id != id:
             context.can(POLICY % 'swap', {})
-            self._find(req, instance, id)
-            raise webob.exc.HTTPBadRequest(explanation=NO_SWAP)
-        context.can(POLICY % 'update', {'project_id': instance.project_id})
-        bdm = self._find(req, instance, id)
+        else:
+            context.can(POLICY % 'update', {'project_id': instance.project_id})
+        if not only_swap:
+            self._update_regular(req, instance, server_id, id, attachment)
+        if only_swap or new_volume_id != id:
+            self._swap(req, instance, id, new_volume_id)
+
+    def _update_regular(self, req: wsgi.Request, instance: Instance, server_id: str,
+                        volume_id: str, attachment: dict[str, Any]) -> None:
+        bdm = self._find(req, instance, volume_id)
         for key in ('device', 'tag', 'serverId', 'id'):
             wanted = attachment.get(key)
             current = {'device': bdm.device_name, 'tag': bdm.tag, 'serverId': server_id,
-                       'id': id}[key]
+                       'id': volume_id}[key]
             if key in attachment and wanted != current:
                 raise webob.exc.HTTPBadRequest(
                     explanation="The %s of a volume attachment cannot be changed" % key)
@@ -147,6 +154,26 @@ class VolumeAttachmentController(common.ComputeAPIUser, wsgi.Controller):
             bdm.delete_on_termination = strutils.bool_from_string(
                 attachment['delete_on_termination'], strict=True)
             bdm.save()
+
+    def _swap(self, req: wsgi.Request, instance: Instance, old_volume_id: str,
+              new_volume_id: str) -> None:
+        """Nova's swap: 404 for the old volume (in the path) or its attachment, 400 for
+        the new one (in the body) and for what Cinder or the checks refuse."""
+        if not cinder.configured():
+            raise webob.exc.HTTPBadRequest(explanation=servers.NO_CINDER)
+        try:
+            self.compute_api.swap_volume(req.context, instance, old_volume_id,
+                                         new_volume_id)
+        except exception.VolumeNotFound as exc:
+            if exc.kwargs.get('volume_id') == new_volume_id:
+                raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+            raise webob.exc.HTTPNotFound(explanation=exc.format_message()) from exc
+        except exception.VolumeBDMNotFound as exc:
+            raise webob.exc.HTTPNotFound(explanation=exc.format_message()) from exc
+        except (exception.InstanceIsLocked, exception.InstanceInvalidState) as exc:
+            raise webob.exc.HTTPConflict(explanation=exc.format_message()) from exc
+        except exception.Invalid as exc:
+            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
 
     @wsgi.response(202)
     @validation.no_body
