@@ -148,6 +148,12 @@ class NovaliteProxyRequestHandler(ws_proxy.ProxyRequestHandler):
             self._refuse(exc.reason)
         except exception.NovaliteException as exc:
             self._refuse(exc.format_message())
+        except Exception:
+            # A database or bus that fails: the proxy's problem, not the client's.
+            LOG.exception('Console connection from %s: the token could not be checked',
+                          self.client_address[0])
+            raise self.CClose(CLOSE_UNREACHABLE, 'The console token could not be checked.') \
+                from None
         target = self._connect(info)
         try:
             self._proxy(target, info)
@@ -257,19 +263,19 @@ def _open_access_path(target: _Socket, path: str) -> None:
     :raises ConsoleRefused: the gateway did not answer 200
     """
     target.sendall(('CONNECT %s HTTP/1.1\r\n\r\n' % path).encode())
+    # A byte at a time: the console's first bytes may follow the answer at once, and
+    # they are the client's (the answer is a few dozen bytes).
     head = b''
-    while b'\r\n\r\n' not in head:
+    while not head.endswith(b'\r\n\r\n'):
         if len(head) >= _CONNECT_ANSWER_BYTES:
             raise ConsoleRefused('no end to the answer to CONNECT')
-        # One byte more than already seen: waits until the gateway sends more.
-        more = target.recv(len(head) + 1, socket.MSG_PEEK | socket.MSG_WAITALL)
-        if len(more) <= len(head):
+        byte = target.recv(1)
+        if not byte:
             raise ConsoleRefused('closed before answering CONNECT')
-        head = target.recv(_CONNECT_ANSWER_BYTES, socket.MSG_PEEK)
-    end = head.index(b'\r\n\r\n') + 4
-    if b' 200' not in head.split(b'\r\n', 1)[0]:
-        raise ConsoleRefused('CONNECT answered %r' % head.split(b'\r\n', 1)[0])
-    target.recv(end, socket.MSG_WAITALL)
+        head += byte
+    status = head.split(b'\r\n', 1)[0]
+    if status.split(b' ')[1:2] != [b'200']:
+        raise ConsoleRefused('CONNECT answered %r' % status)
 
 
 def _shorten(reason: str) -> str:

@@ -324,3 +324,11 @@ def test_the_novnc_page_is_served_without_listings(proxy: Proxy) -> None:
         sock.sendall(b'GET //app HTTP/1.0\r\n\r\n')
         head = sock.makefile('rb').read().split(b'\r\n\r\n')[0]
     assert b'Location: //' not in head, head
+
+
+def test_a_token_store_that_fails_closes_with_1011(proxy: Proxy) -> None:
+    # The double's file gone: redeem fails as a database that does not answer would.
+    proxy.tokens.path.unlink()
+    ws = _connect(proxy.url('?token=tok-any'))
+    assert _close_of(ws) == (1011, 'The console token could not be checked.')
+    assert 'the token could not be checked' in proxy.log.read_text()
