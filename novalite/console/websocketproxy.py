@@ -138,7 +138,7 @@ class NovaliteProxyRequestHandler(ws_proxy.ProxyRequestHandler):
     def new_websocket_client(self) -> None:
         """Authorize the websocket, connect to the console, relay until either side
         closes (or the token's time ends, with ``[consoleauth] enforce_session_timeout``)."""
-        if concurrency.choose() == 'eventlet':
+        if getattr(self.server, 'forks', False) and concurrency.choose() == 'eventlet':
             # A fresh hub in the forked process: not the parent's epoll.
             import eventlet.hubs
             eventlet.hubs.use_hub()
@@ -245,6 +245,14 @@ class NovaliteProxyRequestHandler(ws_proxy.ProxyRequestHandler):
             pass
         target.close()
 
+    def translate_path(self, path: str) -> str:
+        # The in-process server serves its web directory without changing the process's
+        # working directory (the forking one changes to it, as websockify does).
+        web = getattr(self.server, 'web_dir', None)
+        if web:
+            self.directory = web
+        return str(super().translate_path(path))
+
     def send_head(self) -> object:
         # Browsers read "Location: //host/..." as another site: a directory redirect of a
         # path starting with // would be an open redirect (as Nova, bugs.python.org 32084).
@@ -291,6 +299,9 @@ class NovaliteWebSocketProxy(ws_proxy.WebSocketProxy):
     :param binary: the daemon's name, for its log
     """
 
+    # Each connection in a process of its own (websockify's way).
+    forks = True
+
     def __init__(self, *, binary: str = 'novalite-proxy',
                  ssl_minimum_version: str = 'default', **kwargs: object) -> None:
         self.binary = binary
@@ -318,3 +329,29 @@ class NovaliteWebSocketProxy(ws_proxy.WebSocketProxy):
                 # The connection's own process ends here: its AMQP connections say
                 # goodbye to the broker instead of vanishing.
                 rpc.cleanup()
+
+
+class InProcessProxy(ws_proxy.LibProxyServer):
+    """The proxy as threads of a process that runs the other services too (an all-in-one
+    process over the in-memory ``fake://`` bus, which a forked connection would not
+    reach): a thread per connection, ``serve_forever`` and ``shutdown`` as any
+    ``socketserver`` server. No TLS (the all-in-one serves plain HTTP).
+
+    :param web: the web client's directory, or None for websockets only
+    """
+
+    daemon_threads = True
+    allow_reuse_address = True
+    forks = False
+
+    def __init__(self, binary: str, host: str, port: int, web: str | None) -> None:
+        # No web for websockify: it would change the whole process's directory to it.
+        super().__init__(RequestHandlerClass=NovaliteProxyRequestHandler,
+                         listen_host=host, listen_port=port)
+        self.binary = binary
+        self.web_dir = web
+        self.only_upgrade = not web
+        self.file_only = True
+        self.logger = LOG
+        LOG.info('%s listening on %s:%s', binary, *self.server_address[:2])
+

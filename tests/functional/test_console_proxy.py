@@ -33,6 +33,8 @@ from novalite.console import auth, baseproxy, websocketproxy
 from novalite.context import get_admin_context
 
 GREETING = b'console-double ready\r\n'
+SERVER = '6f1e1e0a-5d0e-4a52-9f0b-3c1a2b7d9e01'
+DELETED_SERVER = '0d5c9b8e-2f4a-4c7e-8b1d-6a3e5f7c9d02'
 
 
 class ConsoleDouble(socketserver.ThreadingTCPServer):
@@ -64,7 +66,7 @@ class TokenStoreDouble:
         self.path.write_text('{}')
 
     def add(self, token: str, port: int, ttl: float = 600, console_type: str = 'novnc',
-            instance_uuid: str = 'inst-1') -> None:
+            instance_uuid: str = SERVER) -> None:
         tokens = json.loads(self.path.read_text())
         expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=ttl)
         tokens[token] = {'port': port, 'expires': expires.isoformat(),
@@ -100,7 +102,7 @@ class ComputeAPIDouble:
 
 
 def _instance_double(context: object, uuid: str) -> objects.Instance:
-    if uuid == 'deleted':
+    if uuid == DELETED_SERVER:
         raise exception.InstanceNotFound(instance_id=uuid)
     return objects.Instance(uuid=uuid, host='compute1')
 
@@ -155,9 +157,13 @@ def _wait_listening(port: int, proc: multiprocessing.process.BaseProcess) -> Non
 @pytest.fixture
 def proxy(request: pytest.FixtureRequest, tmp_path: pathlib.Path,
           monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
-    """The noVNC proxy serving a web directory; options for it as the indirect
-    parameter ``{group: {option: value}}``."""
-    for group, options in getattr(request, 'param', {}).items():
+    """The noVNC proxy serving a web directory, in a process of its own (as the daemon
+    runs it) or, with ``'server': 'in-process'`` in the indirect parameter, as
+    ``InProcessProxy`` threads of this process; options for it as ``{group: {option:
+    value}}`` in the parameter."""
+    param = dict(getattr(request, 'param', {}))
+    server = param.pop('server', 'forking')
+    for group, options in param.items():
         for name, value in options.items():
             CONF.set_override(name, value, group=group)
             request.addfinalizer(lambda n=name, g=group: CONF.clear_override(n, group=g))
@@ -176,20 +182,49 @@ def proxy(request: pytest.FixtureRequest, tmp_path: pathlib.Path,
     threading.Thread(target=console.serve_forever, daemon=True).start()
     port = _free_port()
     log = tmp_path / 'proxy.log'
-    cwd = os.getcwd()  # websockify changes to the web directory
+    try:
+        if server == 'in-process':
+            yield from _in_process(port, str(web), log, Proxy(port, tokens, console, log, moved))
+        else:
+            yield from _forking(port, str(web), log, Proxy(port, tokens, console, log, moved))
+    finally:
+        console.shutdown()
+        console.server_close()
+
+
+def _forking(port: int, web: str, log: pathlib.Path, proxy: Proxy) -> Iterator[Proxy]:
     proc = multiprocessing.get_context('fork').Process(
-        target=_serve, args=('novalite-novncproxy', port, str(web), str(log)))
+        target=_serve, args=('novalite-novncproxy', port, web, str(log)))
     proc.start()
     try:
         _wait_listening(port, proc)
-        yield Proxy(port, tokens, console, log, moved)
+        yield proxy
     finally:
         proc.terminate()  # SIGTERM: websockify's own stop
         proc.join(10)
         assert proc.exitcode == 0
-        console.shutdown()
-        console.server_close()
-        os.chdir(cwd)
+
+
+def _in_process(port: int, web: str, log: pathlib.Path, proxy: Proxy) -> Iterator[Proxy]:
+    handler = logging.FileHandler(log)
+    logger = logging.getLogger('novalite.console')
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    cwd = os.getcwd()
+    server = websocketproxy.InProcessProxy('novalite-novncproxy', '127.0.0.1', port, web)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+        assert os.getcwd() == cwd  # the process's directory is everyone's
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        handler.close()
 
 
 def _connect(url: str, **kwargs: object) -> websocket.WebSocket:
@@ -302,7 +337,7 @@ def test_a_port_no_longer_the_guests_is_refused(proxy: Proxy) -> None:
 
 
 def test_a_deleted_server_is_refused(proxy: Proxy) -> None:
-    ws = _connect(proxy.url('?token=%s' % proxy.token('gone', instance_uuid='deleted')))
+    ws = _connect(proxy.url('?token=%s' % proxy.token('gone', instance_uuid=DELETED_SERVER)))
     assert _close_of(ws) == (1008, 'The server of this console no longer exists.')
 
 
@@ -332,3 +367,19 @@ def test_a_token_store_that_fails_closes_with_1011(proxy: Proxy) -> None:
     ws = _connect(proxy.url('?token=tok-any'))
     assert _close_of(ws) == (1011, 'The console token could not be checked.')
     assert 'the token could not be checked' in proxy.log.read_text()
+
+
+IN_PROCESS = [{'server': 'in-process'}]
+
+
+@pytest.mark.parametrize('proxy', IN_PROCESS, indirect=True)
+def test_in_process_proxy_relays_and_serves_the_page(proxy: Proxy) -> None:
+    test_good_token_relays_bytes_both_ways(proxy)
+    with urllib.request.urlopen('http://127.0.0.1:%d/vnc_auto.html' % proxy.port,
+                                timeout=10) as resp:
+        assert b'noVNC double' in resp.read()
+
+
+@pytest.mark.parametrize('proxy', IN_PROCESS, indirect=True)
+def test_in_process_proxy_refuses_a_used_token(proxy: Proxy) -> None:
+    test_bad_tokens_are_refused_with_the_reason(proxy, 'used')
