@@ -9,8 +9,10 @@ show and delete 404, and create says why (400), as a boot from volume does.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import webob.exc
 from oslo_utils import strutils, uuidutils
@@ -24,6 +26,9 @@ from novalite.api.openstack.compute.schemas import volumes as schema
 from novalite.conf import CONF
 from novalite.policies import volumes as policies
 from novalite.volume import cinder
+
+if TYPE_CHECKING:
+    from novalite.context import RequestContext
 
 POLICY = policies.POLICY_NAME
 MAX_VERSION = avr.MAX_PROXY_API_SUPPORT_VERSION
@@ -86,8 +91,18 @@ def _integer(value: str | int, name: str) -> int:
         raise webob.exc.HTTPBadRequest(explanation='%s is not an integer' % name) from exc
 
 
-def _not_found(exc: exception.NotFound) -> webob.exc.HTTPNotFound:
-    return webob.exc.HTTPNotFound(explanation=exc.format_message())
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    """Cinder's refusals in the API's terms: not found 404, refused (attached, busy, bad
+    size) 400, over quota 403."""
+    try:
+        yield
+    except exception.NotFound as exc:  # a volume, snapshot, type or zone
+        raise webob.exc.HTTPNotFound(explanation=exc.format_message()) from exc
+    except exception.Invalid as exc:
+        raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+    except exception.VolumeOverQuota as exc:
+        raise webob.exc.HTTPForbidden(explanation=exc.format_message()) from exc
 
 
 def _cinder_id(value: str, missing: exception.NotFound) -> str:
@@ -98,18 +113,47 @@ def _cinder_id(value: str, missing: exception.NotFound) -> str:
     return value
 
 
-class VolumeController(wsgi.Controller):
-    """/os-volumes: the caller's volumes in Cinder."""
+@dataclasses.dataclass(frozen=True)
+class _Kind:
+    """One kind of Cinder resource as its proxy shows it."""
+
+    key: str  # the body's key for one ('volume'); a list's is its plural
+    rules: str  # the prefix of its policy rules' names after ``os_compute_api:os-volumes:``
+    view: View
+    missing: Callable[[str], exception.NotFound]
+    get_all: Callable[[cinder.API, RequestContext], list[dict[str, Any]]]
+    get: Callable[[cinder.API, RequestContext, str], dict[str, Any]]
+    delete: Callable[[cinder.API, RequestContext, str], None]
+
+
+_VOLUMES = _Kind('volume', '', volume_view,
+                 lambda id: exception.VolumeNotFound(volume_id=id),
+                 cinder.API.get_all, cinder.API.get, cinder.API.delete)
+_SNAPSHOTS = _Kind('snapshot', 'snapshots:', snapshot_view,
+                   lambda id: exception.SnapshotNotFound(snapshot_id=id),
+                   cinder.API.get_all_snapshots, cinder.API.get_snapshot,
+                   cinder.API.delete_snapshot)
+
+
+class _CinderProxy(wsgi.Controller):
+    """What both proxies do alike: list, show and delete their kind of Cinder resource,
+    and check a create may be made."""
+
+    kind: ClassVar[_Kind]
 
     def __init__(self, volume_api: cinder.API | None = None) -> None:
         super().__init__()
         self.volume_api = volume_api or cinder.API()
 
-    def _list(self, req: wsgi.Request, rule: str) -> dict:
+    def _authorize(self, req: wsgi.Request, action: str) -> RequestContext:
         context = req.context
-        context.can(POLICY % rule, {'project_id': context.project_id})
-        volumes = self.volume_api.get_all(context) if cinder.configured() else []
-        return {'volumes': _limited(volumes, req, volume_view)}
+        context.can(POLICY % (self.kind.rules + action), {'project_id': context.project_id})
+        return context
+
+    def _list(self, req: wsgi.Request, action: str) -> dict:
+        context = self._authorize(req, action)
+        items = self.kind.get_all(self.volume_api, context) if cinder.configured() else []
+        return {self.kind.key + 's': _limited(items, req, self.kind.view)}
 
     @wsgi.api_version('2.1', MAX_VERSION)
     @validation.query_schema(schema.index_query)
@@ -124,130 +168,68 @@ class VolumeController(wsgi.Controller):
     @wsgi.api_version('2.1', MAX_VERSION)
     @validation.query_schema(schema.show_query)
     def show(self, req: wsgi.Request, id: str) -> dict:
-        context = req.context
-        context.can(POLICY % 'show', {'project_id': context.project_id})
-        try:
-            volume = self.volume_api.get(
-                context, _cinder_id(id, exception.VolumeNotFound(volume_id=id)))
-        except exception.VolumeNotFound as exc:
-            raise _not_found(exc) from exc
-        return {'volume': volume_view(volume)}
+        context = self._authorize(req, 'show')
+        with _refusals():
+            item = self.kind.get(self.volume_api, context,
+                                 _cinder_id(id, self.kind.missing(id)))
+        return {self.kind.key: self.kind.view(item)}
 
     @wsgi.api_version('2.1', MAX_VERSION)
     @wsgi.response(202)
     @validation.no_body
     def delete(self, req: wsgi.Request, id: str) -> None:
-        context = req.context
-        context.can(POLICY % 'delete', {'project_id': context.project_id})
-        try:
-            self.volume_api.delete(
-                context, _cinder_id(id, exception.VolumeNotFound(volume_id=id)))
-        except exception.VolumeNotFound as exc:
-            raise _not_found(exc) from exc
-        except exception.Invalid as exc:
-            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+        context = self._authorize(req, 'delete')
+        with _refusals():
+            self.kind.delete(self.volume_api, context, _cinder_id(id, self.kind.missing(id)))
+
+    def _creating(self, req: wsgi.Request) -> RequestContext:
+        """The caller's context, allowed to create and with a Cinder to create in."""
+        context = self._authorize(req, 'create')
+        if not cinder.configured():
+            raise webob.exc.HTTPBadRequest(explanation=servers.NO_CINDER)
+        return context
+
+
+class VolumeController(_CinderProxy):
+    """/os-volumes: the caller's volumes in Cinder."""
+
+    kind = _VOLUMES
 
     @wsgi.api_version('2.1', MAX_VERSION)
     @validation.schema(schema.create)
     def create(self, req: wsgi.Request, body: dict) -> wsgi.ResponseObject:
-        context = req.context
-        context.can(POLICY % 'create', {'project_id': context.project_id})
-        if not cinder.configured():
-            raise webob.exc.HTTPBadRequest(explanation=servers.NO_CINDER)
+        context = self._creating(req)
         spec = body['volume']
         snapshot = None
         snapshot_id = spec.get('snapshot_id')
-        if snapshot_id is not None:
-            try:
+        with _refusals():
+            if snapshot_id is not None:
                 snapshot = self.volume_api.get_snapshot(context, _cinder_id(
-                    snapshot_id, exception.SnapshotNotFound(snapshot_id=snapshot_id)))
-            except exception.SnapshotNotFound as exc:
-                raise _not_found(exc) from exc
-        try:
+                    snapshot_id, _SNAPSHOTS.missing(snapshot_id)))
             volume = self.volume_api.create(
                 context, _integer(spec['size'], 'size'), spec.get('display_name'),
                 spec.get('display_description'), snapshot=snapshot,
                 volume_type=spec.get('volume_type'), metadata=spec.get('metadata'),
                 availability_zone=spec.get('availability_zone'))
-        except exception.Invalid as exc:
-            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
-        except exception.VolumeOverQuota as exc:
-            raise webob.exc.HTTPForbidden(explanation=exc.format_message()) from exc
-        except exception.NotFound as exc:  # a volume type or zone Cinder does not know
-            raise _not_found(exc) from exc
         location = '%s/%s' % (req.path_url, volume['id'])
         return wsgi.ResponseObject({'volume': volume_view(volume)},
                                    headers={'Location': location})
 
 
-class SnapshotController(wsgi.Controller):
+class SnapshotController(_CinderProxy):
     """/os-snapshots: the caller's volume snapshots in Cinder."""
 
-    def __init__(self, volume_api: cinder.API | None = None) -> None:
-        super().__init__()
-        self.volume_api = volume_api or cinder.API()
-
-    def _list(self, req: wsgi.Request, rule: str) -> dict:
-        context = req.context
-        context.can(POLICY % rule, {'project_id': context.project_id})
-        snapshots = self.volume_api.get_all_snapshots(context) if cinder.configured() \
-            else []
-        return {'snapshots': _limited(snapshots, req, snapshot_view)}
-
-    @wsgi.api_version('2.1', MAX_VERSION)
-    @validation.query_schema(schema.index_query)
-    def index(self, req: wsgi.Request) -> dict:
-        return self._list(req, 'snapshots:list')
-
-    @wsgi.api_version('2.1', MAX_VERSION)
-    @validation.query_schema(schema.detail_query)
-    def detail(self, req: wsgi.Request) -> dict:
-        return self._list(req, 'snapshots:detail')
-
-    @wsgi.api_version('2.1', MAX_VERSION)
-    @validation.query_schema(schema.show_query)
-    def show(self, req: wsgi.Request, id: str) -> dict:
-        context = req.context
-        context.can(POLICY % 'snapshots:show', {'project_id': context.project_id})
-        try:
-            snapshot = self.volume_api.get_snapshot(
-                context, _cinder_id(id, exception.SnapshotNotFound(snapshot_id=id)))
-        except exception.SnapshotNotFound as exc:
-            raise _not_found(exc) from exc
-        return {'snapshot': snapshot_view(snapshot)}
-
-    @wsgi.api_version('2.1', MAX_VERSION)
-    @wsgi.response(202)
-    @validation.no_body
-    def delete(self, req: wsgi.Request, id: str) -> None:
-        context = req.context
-        context.can(POLICY % 'snapshots:delete', {'project_id': context.project_id})
-        try:
-            self.volume_api.delete_snapshot(
-                context, _cinder_id(id, exception.SnapshotNotFound(snapshot_id=id)))
-        except exception.SnapshotNotFound as exc:
-            raise _not_found(exc) from exc
-        except exception.Invalid as exc:
-            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
+    kind = _SNAPSHOTS
 
     @wsgi.api_version('2.1', MAX_VERSION)
     @validation.schema(schema.create_snapshot)
     def create(self, req: wsgi.Request, body: dict) -> dict:
-        context = req.context
-        context.can(POLICY % 'snapshots:create', {'project_id': context.project_id})
-        if not cinder.configured():
-            raise webob.exc.HTTPBadRequest(explanation=servers.NO_CINDER)
+        context = self._creating(req)
         spec = body['snapshot']
         force = strutils.bool_from_string(spec.get('force', False), strict=True)
         make = self.volume_api.create_snapshot_force if force else \
             self.volume_api.create_snapshot
-        try:
+        with _refusals():  # an attached volume without force is refused, say
             snapshot = make(context, spec['volume_id'], spec.get('display_name'),
                             spec.get('display_description'))
-        except exception.VolumeNotFound as exc:
-            raise _not_found(exc) from exc
-        except exception.Invalid as exc:  # an attached volume without force, say
-            raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
-        except exception.VolumeOverQuota as exc:
-            raise webob.exc.HTTPForbidden(explanation=exc.format_message()) from exc
         return {'snapshot': snapshot_view(snapshot)}
