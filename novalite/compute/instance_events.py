@@ -1,4 +1,5 @@
-"""Waiting for other services' events about an instance (``network-vif-plugged``).
+"""Waiting for other services' events about an instance (``network-vif-plugged``,
+``volume-reimaged``).
 
 A driver that plugs VIFs asks, before it plugs, to be told of Neutron's events for
 those ports, then waits for them after it plugged (``ComputeVirtAPI``). The events
@@ -42,6 +43,11 @@ class _Waiter:
         self.arrived = threading.Event()
         self.status: str | None = None
 
+    def wait(self, timeout: float) -> str | None:
+        """The event's status once it arrived (``cancelled``: the instance is being
+        deleted); None when ``timeout`` seconds passed first."""
+        return self.status if self.arrived.wait(max(0.0, timeout)) else None
+
 
 class InstanceEvents:
     """The events each instance waits for, on this host."""
@@ -65,6 +71,16 @@ class InstanceEvents:
         waiter.status = status
         waiter.arrived.set()
         return True
+
+    @contextlib.contextmanager
+    def expecting(self, instance_uuid: str, key: EventKey) -> Iterator[_Waiter]:
+        """Be told of one event while the block runs (the block asks for what makes
+        another service send it, then waits); after the block it is nobody's."""
+        waiter = self.prepare(instance_uuid, key)
+        try:
+            yield waiter
+        finally:
+            self.pop(instance_uuid, key[0], key[1], 'abandoned')
 
     def clear(self, instance_uuid: str) -> None:
         """Stop waiting for anything of this instance (it is being deleted): each

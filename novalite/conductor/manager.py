@@ -123,7 +123,7 @@ OUTAGE_SHARE_OF_CALL = 0.75
 class ComputeTaskManager:
     """Build tasks: schedule, create in a cell, hand to a compute host; reschedule."""
 
-    target = messaging.Target(namespace='compute_task', version='1.1')
+    target = messaging.Target(namespace='compute_task', version='1.2')
 
     def __init__(self, query_client: scheduler_rpcapi.SchedulerAPI | None = None,
                  reportclient: report.SchedulerReportClient | None = None,
@@ -162,10 +162,11 @@ class ComputeTaskManager:
                          image: dict[str, Any], orig_image_ref: str,
                          orig_sys_metadata: dict[str, str | None],
                          admin_password: str | None, injected_files: list[Any],
-                         preserve_ephemeral: bool = False) -> None:
+                         preserve_ephemeral: bool = False,
+                         reimage_boot_volume: bool = False) -> None:
         rebuild.rebuild_instance(self.deps, context, instance, image, orig_image_ref,
                                  orig_sys_metadata, admin_password, injected_files,
-                                 preserve_ephemeral)
+                                 preserve_ephemeral, reimage_boot_volume)
 
     def unshelve_instance(self, context: RequestContext, instance: objects.Instance,
                           request_spec: objects.RequestSpec) -> None:

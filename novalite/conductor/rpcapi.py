@@ -107,9 +107,10 @@ class ComputeTaskAPI:
 
     * 1.0 - schedule_and_build_instances, build_instances
     * 1.1 - cache_images
+    * 1.2 - rebuild_instance takes reimage_boot_volume
     """
 
-    VERSION = '1.1'
+    VERSION = '1.2'
 
     def __init__(self) -> None:
         self.client = rpc.get_client(messaging.Target(topic=RPC_TOPIC,
@@ -150,13 +151,21 @@ class ComputeTaskAPI:
     def rebuild_instance(self, context: RequestContext, instance: objects.Instance,
                          image: dict[str, Any], orig_image_ref: str,
                          orig_sys_metadata: dict[str, str | None], admin_password: str | None,
-                         injected_files: list[Any], preserve_ephemeral: bool = False) -> None:
-        """Rebuild on the server's host, once a new image is found to suit it."""
-        self.client.prepare().cast(
+                         injected_files: list[Any], preserve_ephemeral: bool = False,
+                         reimage_boot_volume: bool = False) -> None:
+        """Rebuild on the server's host, once a new image is found to suit it; with
+        ``reimage_boot_volume`` (1.2, sent only then) Cinder re-images the root volume
+        of the volume-backed server first."""
+        extra: dict[str, Any] = {}
+        version = '1.0'
+        if reimage_boot_volume:
+            extra['reimage_boot_volume'] = True
+            version = '1.2'
+        self.client.prepare(version=version).cast(
             context, 'rebuild_instance', instance=instance, image=image,
             orig_image_ref=orig_image_ref, orig_sys_metadata=orig_sys_metadata,
             admin_password=admin_password, injected_files=injected_files,
-            preserve_ephemeral=preserve_ephemeral)
+            preserve_ephemeral=preserve_ephemeral, **extra)
 
     def unshelve_instance(self, context: RequestContext, instance: objects.Instance,
                           request_spec: objects.RequestSpec) -> None:

@@ -46,6 +46,12 @@ default_opts = [
                     'available before the build fails.'),
     cfg.IntOpt('block_device_allocate_retries_interval', default=3, min=0,
                help='Seconds between two of those checks.'),
+    cfg.IntOpt('reimage_timeout_per_gb', default=20, min=1,
+               help='Seconds per GiB of the image that a compute host waits for Cinder '
+                    'to report (the volume-reimaged event) that it re-imaged the root '
+                    'volume of a volume-backed server being rebuilt (API 2.93); the '
+                    'rebuild fails, the server in ERROR, when the event does not come '
+                    'in time.'),
 ]
 
 compute_opts = [

@@ -30,6 +30,8 @@ ATTACHMENT_TRIES = 5
 _RETRY_STATUSES = (500, 504)
 # The attach mode that 3.54 lets an attachment's creation set.
 _MODE_VERSION = (3, 54)
+# ``os-reimage`` of a volume (with ``reimage_reserved``), as Nova's reimage_volume.
+REIMAGE_VERSION = (3, 68)
 
 
 def configured() -> bool:
@@ -148,6 +150,39 @@ class API:
             body={'os-migrate_volume_completion': {'new_volume': new_volume_id,
                                                    'error': error}},
             not_found=exception.VolumeNotFound(volume_id=old_volume_id)).body
+
+    def reimage_volume(self, context: RequestContext, volume_id: str, image_id: str,
+                       reimage_reserved: bool = False) -> None:
+        """Have Cinder write the image onto the volume (``os-reimage``, 3.68), which it
+        does in the background: ``downloading``, then its status before. A ``reserved``
+        volume (a server's root volume being rebuilt) is re-imaged only with
+        ``reimage_reserved``, and Cinder then tells the compute API with the event
+        ``volume-reimaged`` (tag: the volume id); a failure sends nothing and leaves
+        the volume in ``error``.
+
+        :raises CinderAPIVersionNotAvailable: Cinder is older than 3.68.
+        :raises VolumeNotFound:
+        :raises InvalidVolume: Cinder refused (the volume's status, an image that does
+            not fit, a volume attached to more than one server).
+        """
+        try:
+            client.call(context, 'POST', '/volumes/%s/action' % volume_id,
+                        body={'os-reimage': {'image_id': image_id,
+                                             'reimage_reserved': reimage_reserved}},
+                        not_found=exception.VolumeNotFound(volume_id=volume_id),
+                        microversion=REIMAGE_VERSION)
+        except exception.VolumeError as exc:
+            if exc.kwargs.get('status') != 409:
+                raise
+            # A volume attached to more than one server (Cinder's 409).
+            raise exception.InvalidVolume(reason=exc.kwargs.get('detail')) from exc
+
+    def supports_reimage(self, context: RequestContext) -> bool:
+        """Whether Cinder can re-image a volume (3.68).
+
+        :raises CinderConnectionFailed:
+        """
+        return client.supports(context, REIMAGE_VERSION)
 
     def _action(self, context: RequestContext, volume_id: str, action: str) -> None:
         client.call(context, 'POST', '/volumes/%s/action' % volume_id, body={action: {}},

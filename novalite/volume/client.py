@@ -23,7 +23,9 @@ Built from the ``[cinder]`` keystoneauth options, as Nova's. Two ways to reach C
 
 Every call names its microversion (``OpenStack-API-Version: volume 3.x``): the highest
 of Cinder's and novalite's, from Cinder's version document, asked once per Cinder and
-remembered; below 3.44 (the attachment API as Nova uses it) nothing is sent. Connection
+remembered; below 3.44 (the attachment API as Nova uses it) nothing is sent. A call
+that needs a newer microversion names it (``call(..., microversion=(3, 68))``, the
+re-image of a volume); ``supports`` says beforehand whether Cinder has it. Connection
 failures (refused, reset, timed out, no endpoint) are retried ``[cinder] http_retries``
 times by keystoneauth, then raised as ``CinderConnectionFailed``.
 """
@@ -221,14 +223,20 @@ def _versions(root: str) -> tuple[tuple[int, int], tuple[int, int]]:
     raise exception.CinderAPIVersionNotAvailable(version='%d.%d' % MIN_VERSION)
 
 
-def microversion(endpoint: str) -> tuple[int, int]:
-    """The microversion calls to ``endpoint`` name: Cinder's highest, at most ours.
+def microversion(endpoint: str, wanted: tuple[int, int] | None = None) -> tuple[int, int]:
+    """The microversion calls to ``endpoint`` name: Cinder's highest, at most ours;
+    ``wanted`` when given (a call that needs that version's behaviour).
 
-    :raises CinderAPIVersionNotAvailable: Cinder's highest is below 3.44.
+    :raises CinderAPIVersionNotAvailable: Cinder's highest is below 3.44, or Cinder
+        does not offer ``wanted``.
     """
-    _lowest, highest = _versions(_root(endpoint))
+    lowest, highest = _versions(_root(endpoint))
     if highest < MIN_VERSION:
         raise exception.CinderAPIVersionNotAvailable(version='%d.%d' % MIN_VERSION)
+    if wanted is not None:
+        if not lowest <= wanted <= highest:
+            raise exception.CinderAPIVersionNotAvailable(version='%d.%d' % wanted)
+        return wanted
     return min(highest, MAX_VERSION)
 
 
@@ -289,11 +297,11 @@ def _reaching(method: str, url: str) -> Iterator[None]:
                                     detail='authentication failed: %s' % exc) from exc
 
 
-def _target(context: RequestContext) -> tuple[ks_plugin.BaseAuthPlugin | None, str,
-                                               tuple[int, int]]:
+def _target(context: RequestContext, wanted: tuple[int, int] | None = None
+            ) -> tuple[ks_plugin.BaseAuthPlugin | None, str, tuple[int, int]]:
     auth = _auth(context)
     endpoint = _endpoint(context, auth)
-    return auth, endpoint, microversion(endpoint)
+    return auth, endpoint, microversion(endpoint, wanted)
 
 
 def version(context: RequestContext) -> tuple[int, int]:
@@ -305,12 +313,25 @@ def version(context: RequestContext) -> tuple[int, int]:
         return _target(context)[2]
 
 
+def supports(context: RequestContext, wanted: tuple[int, int]) -> bool:
+    """Whether the Cinder that calls on behalf of ``context`` go to offers the
+    microversion ``wanted`` (Nova's ``is_microversion_supported``).
+
+    :raises CinderConnectionFailed: as :func:`call`.
+    """
+    with _reaching('GET', '/'):
+        endpoint = _endpoint(context, _auth(context))
+        lowest, highest = _versions(_root(endpoint))
+    return lowest <= wanted <= highest
+
+
 def call(context: RequestContext, method: str, path: str, *,
          body: Mapping[str, Any] | None = None,
          query: Mapping[str, object] | None = None,
          not_found: exception.NovaliteException | None = None,
          bad_request: type[exception.Invalid] = exception.InvalidVolume,
-         retry_statuses: Sequence[int] = (), status_retries: int = 0) -> Response:
+         retry_statuses: Sequence[int] = (), status_retries: int = 0,
+         microversion: tuple[int, int] | None = None) -> Response:
     """One call to Cinder on behalf of ``context``.
 
     :param path: below the v3 endpoint (``/volumes/<id>``)
@@ -318,15 +339,18 @@ def call(context: RequestContext, method: str, path: str, *,
     :param bad_request: the ``Invalid`` raised, with Cinder's message, on a 400
     :param retry_statuses: statuses that keystoneauth tries again, ``status_retries``
         times, before the last answer counts
+    :param microversion: the microversion this call needs (default: Cinder's highest,
+        at most ``MAX_VERSION``)
     :raises CinderConnectionFailed: Cinder could not be reached (after the retries).
-    :raises CinderAPIVersionNotAvailable: Cinder is older than 3.44.
+    :raises CinderAPIVersionNotAvailable: Cinder is older than 3.44 (or than
+        ``microversion``).
     :raises VolumeOverQuota: 413, or Cinder's message names a quota.
     :raises VolumeError: any other error answer (status, method, path, message).
     :raises NoUserToken: see the module docstring.
     """
     url = path
     with _reaching(method, path):
-        auth, endpoint, version = _target(context)
+        auth, endpoint, version = _target(context, microversion)
         url = endpoint + path
         if query:
             url += '?' + urllib.parse.urlencode(

@@ -5,7 +5,9 @@ ask for what the host cannot run (another architecture, hypervisor type or versi
 Nova runs the scheduler's filters on the current host only; here, as they are the
 filters that look at the image, ``ImagePropertiesFilter`` is run on the host's
 HostState when it is enabled. A refused image puts the server in ERROR with a "No
-valid host" fault and gives it back its image, as Nova does.
+valid host" fault and gives it back its image, as Nova does. A volume-backed server
+keeps no image of its own (its image is its root volume's), so there is none to give
+back; ``reimage_boot_volume`` goes along to the host.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ REBUILD_EVENT = 'conductor_rebuild_server'
 def rebuild_instance(deps: build.Dependencies, context: RequestContext, instance: objects.Instance,
                      image: dict, orig_image_ref: str, orig_sys_metadata: dict,
                      admin_password: str | None, injected_files: list,
-                     preserve_ephemeral: bool) -> None:
+                     preserve_ephemeral: bool, reimage_boot_volume: bool = False) -> None:
     cell_mapping = cell.of_instance(context, instance.uuid)
     with nl_context.target_cell(context, cell_mapping) as cctxt:
         instance._context = cctxt
@@ -42,7 +44,8 @@ def rebuild_instance(deps: build.Dependencies, context: RequestContext, instance
                 check_image_on_host(cctxt, instance, image, cell_mapping.uuid)
         except exception.NoValidHost as exc:
             LOG.warning('Rebuild of %s refused: %s', instance.uuid, exc.format_message())
-            instance.image_ref = orig_image_ref
+            if instance.image_ref:
+                instance.image_ref = orig_image_ref
             instance.system_metadata = orig_sys_metadata
             build.set_error(cctxt, instance, exc, REBUILD_EVENT, host=CONF.host)
             return
@@ -50,7 +53,8 @@ def rebuild_instance(deps: build.Dependencies, context: RequestContext, instance
                                                  host=CONF.host)
         deps.compute_rpcapi.rebuild_instance(
             cctxt, instance, image=image, admin_password=admin_password,
-            injected_files=injected_files, preserve_ephemeral=preserve_ephemeral)
+            injected_files=injected_files, preserve_ephemeral=preserve_ephemeral,
+            reimage_boot_volume=reimage_boot_volume)
 
 
 def check_image_on_host(context: RequestContext, instance: objects.Instance, image: dict,

@@ -7,14 +7,21 @@ Not Cinder: no scheduler, no backend, no policy. A volume is ``creating`` for
 are injected per request (``fail_next``), the microversions offered are chosen
 (``max_version``), and an attachment's delete answers 500 without the service role, as
 the real Cinder does when it cannot ask Nova (see /work/shared/CINDER.md).
+
+``os-reimage`` (3.68) writes the image at once, off the request (``downloading``, then
+the status before); for a ``reserved`` volume it hands Cinder's ``volume-reimaged``
+events to ``notify`` (a test posts them to the compute API), as Cinder's nova notifier
+does; ``reimage_failures`` makes the next re-images fail as a backend would (the volume
+in ``error``, no event).
 """
 from __future__ import annotations
 
 import json
 import re
+import threading
 import urllib.parse
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +82,10 @@ class CinderDouble:
     volume_quota: int = 10
     # The next this many volumes created settle in ``error`` (a backend that failed).
     errors_next: int = 0
+    # The next this many re-images fail in the backend: volume in ``error``, no event.
+    reimage_failures: int = 0
+    # Where Cinder's events about a re-imaged reserved volume go (None: nowhere).
+    notify: Callable[[list[dict[str, Any]]], object] | None = None
     volumes: dict[str, dict[str, Any]] = field(default_factory=dict)
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
     attachments: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -231,6 +242,8 @@ class CinderDouble:
         elif name == 'os-roll_detaching':
             if volume['status'] == 'detaching':
                 volume['status'] = 'in-use'
+        elif name == 'os-reimage':
+            return self._reimage(volume, _args)
         elif name == 'os-migrate_volume_completion':
             # As Cinder: the volume being migrated keeps its id, the new one's data.
             new = self._volume(_args['new_volume'])
@@ -242,6 +255,41 @@ class CinderDouble:
         else:
             raise _fault(400, 'There is no such action: %s' % name)
         return 202, None
+
+    def _reimage(self, volume: dict[str, Any], args: dict[str, Any]) -> Any:
+        """As Cinder's ``API.reimage``: refused for a volume attached to more than one
+        server (409) or in a status other than available, error (and reserved with
+        ``reimage_reserved``); the copy then runs in the background."""
+        servers = {a['instance'] for a in self.attachments.values()
+                   if a['volume_id'] == volume['id']}
+        if len(servers) > 1:
+            raise _fault(409, 'Cannot re-image a volume which is attached to more than '
+                              'one server.')
+        allowed = ('available', 'error') + (('reserved',) if args.get(
+            'reimage_reserved') else ())
+        if volume['status'] not in allowed:
+            raise _fault(400, 'Invalid volume: Volume %s status must be %s, but current '
+                              'status is %s.' % (volume['id'], ' or '.join(allowed),
+                                                 volume['status']))
+        previous = volume['status']
+        volume['status'] = 'downloading'
+        threading.Thread(target=self._copy_image, args=(volume, args['image_id'], previous),
+                         daemon=True).start()
+        return 202, None
+
+    def _copy_image(self, volume: dict[str, Any], image_id: str, previous: str) -> None:
+        if self.reimage_failures > 0:
+            self.reimage_failures -= 1
+            volume['status'] = 'error'
+            return
+        volume['volume_image_metadata'] = dict(volume.get('volume_image_metadata') or {},
+                                               image_id=image_id)
+        volume['bootable'] = 'true'
+        volume['status'] = previous
+        if previous == 'reserved' and self.notify is not None:
+            self.notify([{'name': 'volume-reimaged', 'server_uuid': a['instance'],
+                          'tag': volume['id']} for a in self.attachments.values()
+                         if a['volume_id'] == volume['id']])
 
     def _volumes_delete(self, seen: Seen, item: str | None, action: str | None) -> Any:
         assert item is not None
@@ -371,7 +419,11 @@ class CinderDouble:
         del self.attachments[item]
         volume = self.volumes[attachment['volume_id']]
         volume['attachments'] = [a for a in volume['attachments'] if a['id'] != item]
-        if not volume['attachments'] and not any(
-                a['volume_id'] == volume['id'] for a in self.attachments.values()):
+        # As Cinder's volume_detached: the status the attachments left decide.
+        left = [a for a in self.attachments.values() if a['volume_id'] == volume['id']]
+        if not left:
             volume['status'] = 'available'
+        elif not volume['attachments'] and all(a['status'] == 'reserved' and
+                                               not a['connection_info'] for a in left):
+            volume['status'] = 'reserved'
         return {'attachments': []}

@@ -58,6 +58,8 @@ def _rebuild(controller: common.ComputeAPIUser, req: wsgi.Request, instance: obj
     password = args.get('adminPass') or servers._generate_password()
     kwargs = {field: args[key] for key, field in _REBUILD_FIELDS.items() if key in args}
     kwargs['auto_disk_config'] = servers.disk_config_from_api(args.get('OS-DCF:diskConfig'))
+    # From 2.93 the root volume of a volume-backed server is re-imaged.
+    kwargs['reimage_boot_volume'] = avr.is_supported(req, '2.93')
     try:
         controller.compute_api.rebuild(
             context, instance, common.get_id_from_href(args['imageRef']), password,
@@ -72,6 +74,9 @@ def _rebuild(controller: common.ComputeAPIUser, req: wsgi.Request, instance: obj
         raise webob.exc.HTTPBadRequest(explanation='Invalid key_name provided.') from exc
     except exception.QuotaError as exc:
         raise webob.exc.HTTPForbidden(explanation=exc.format_message()) from exc
+    except exception.CinderAPIVersionNotAvailable as exc:
+        # A volume-backed server's rebuild needs Cinder's re-image (3.68).
+        raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
     except exception.Invalid as exc:
         if exc.code != 400:
             raise  # the 409s of a locked server or one in the wrong state
