@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import cachetools
 import libvirt
 from oslo_log import log as logging
+from oslo_service import loopingcall
 
 from novalite import exception, objects
 from novalite.conf import CONF
@@ -48,6 +49,10 @@ SUPPORTED_TYPES = ('rbd',)
 # libvirt keeps aliases that start with this as given ("user aliases").
 ALIAS_PREFIX = 'ua-'
 DEFAULT_ROOT = '/dev/vda'
+# A swap's block copy: how often its progress is read, and how long it may take to
+# get ready (a 1 GiB RBD volume copies in about 10 s here).
+COPY_POLL_INTERVAL = 0.5
+COPY_TIMEOUT = 3600
 
 
 # -- one volume --------------------------------------------------------------------------
@@ -282,10 +287,147 @@ def detach(host: Host, instance: objects.Instance, connection_info: driver.Conne
 
 def swap(host: Host, instance: objects.Instance, old_connection_info: driver.ConnectionInfo,
          new_connection_info: driver.ConnectionInfo, mountpoint: str, resize_to: int) -> None:
-    """Copy the guest's disk at ``mountpoint`` to the new volume and switch to it."""
-    raise NotImplementedError(
-        "swap_volume (blockcopy between RBD volumes) is not supported by novalite's "
-        'libvirt driver')
+    """Move the guest's disk at ``mountpoint`` from the old volume to the new one.
+
+    A running guest keeps running: libvirt's block copy mirrors the disk onto the new
+    volume (an existing RBD image: ``REUSE_EXT``), and once the mirror is ready the
+    guest is pivoted onto it. A larger new volume (``resize_to``) is copied to as a
+    slice of the old size, since QEMU mirrors only onto a target of the same size; the
+    running guest keeps seeing the old size (QEMU cannot grow a sliced disk), and
+    sees the new one from its next start (Nova grows it at once, which QEMU 7.2 with
+    libvirt 9 refuses). The copy is a transient job
+    (``VIR_DOMAIN_BLOCK_COPY_TRANSIENT_JOB``): the domain stays defined throughout
+    instead of being undefined as Nova does.
+    The definition then gets the new volume's disk (its serial and alias). A guest
+    that is not running has its definition changed only.
+
+    :raises VolumeBDMPathNotFound: the guest has no disk at ``mountpoint``
+    :raises VolumeAttachFailed: the new volume is encrypted, its disk cannot be made,
+        or the copy failed (the guest is left on the old volume)
+    """
+    dev = target_dev(mountpoint)
+    old_id, new_id = volume_id(old_connection_info), volume_id(new_connection_info)
+    if (new_connection_info.get('data') or {}).get('encrypted'):
+        raise exception.VolumeAttachFailed(
+            volume_id=new_id, reason='encrypted volumes are not supported by novalite')
+    guest = host.get_guest(instance.uuid)
+    old_disk = find_disk(guest.persistent_xml(), dev, old_id)
+    if old_disk is None:
+        raise exception.VolumeBDMPathNotFound(path=mountpoint)
+    target = old_disk.find('target')
+    bus = target.get('bus') if target is not None else None
+    new_disk = disk_config(new_connection_info, mountpoint, bus, old_disk.get('device'))
+    new_xml = config.disk_xml(new_disk)
+    if guest.is_active():
+        domain = host.get_connection().lookupByUUIDString(instance.uuid)
+        try:
+            copy_xml = _sliced(new_xml, domain.blockInfo(dev, 0)[0]) if resize_to \
+                else new_xml
+            _copy_and_pivot(domain, dev, copy_xml, new_id or '(unknown)')
+        except libvirt.libvirtError as exc:
+            if not (exc.get_error_code() == libvirt.VIR_ERR_NO_SUPPORT and host.is_test):
+                raise exception.VolumeAttachFailed(
+                    volume_id=new_id, reason='block copy to it failed: %s'
+                                             % exc.get_error_message()) from exc
+            LOG.info('The libvirt test driver cannot copy disk %s of running %s: the '
+                     'definition only is changed', dev, instance.uuid)
+        else:
+            if resize_to:
+                LOG.info('%s of %s is on the %d GiB volume %s; the guest sees the old '
+                         'size until it is started again', dev, instance.uuid, resize_to,
+                         new_id)
+    _replace_in_definition(host, guest, dev, old_id, ET.fromstring(new_xml))
+    LOG.info('Volume %s at %s of %s swapped for %s%s', old_id, mountpoint, instance.uuid,
+             new_id, '' if guest.is_active() else ' (definition only: not running)')
+
+
+def _sliced(disk_xml: str, size: int) -> str:
+    """The disk of ``disk_xml`` limited to its first ``size`` bytes (a storage slice):
+    QEMU's mirror wants a target of the source's size, and refuses to resize a sliced
+    raw disk afterwards (QEMU 7.2: "Cannot resize fixed-size raw disks")."""
+    disk = ET.fromstring(disk_xml)
+    source = disk.find('source')
+    assert source is not None, disk_xml
+    slices = ET.SubElement(source, 'slices')
+    ET.SubElement(slices, 'slice', type='storage', offset='0', size=str(size))
+    return ET.tostring(disk, encoding='unicode')
+
+
+def _copy_and_pivot(domain: libvirt.virDomain, dev: str, new_xml: str, new_id: str) -> None:
+    """Mirror ``dev`` onto the disk of ``new_xml``, wait until the mirror is ready, pivot.
+    A copy that fails or does not get ready is aborted (the guest stays on its disk).
+
+    :raises libvirt.libvirtError:
+    :raises VolumeAttachFailed: the copy ended or stalled without getting ready
+    """
+    try:
+        # A job a crash left behind would refuse the copy.
+        domain.blockJobAbort(dev, 0)
+    except libvirt.libvirtError:
+        pass
+    flags = libvirt.VIR_DOMAIN_BLOCK_COPY_REUSE_EXT | \
+        libvirt.VIR_DOMAIN_BLOCK_COPY_TRANSIENT_JOB
+    domain.blockCopy(dev, new_xml, None, flags)
+    try:
+        _wait_for_mirror(domain, dev, new_id)
+        domain.blockJobAbort(dev, libvirt.VIR_DOMAIN_BLOCK_JOB_ABORT_PIVOT)
+    except Exception:
+        try:
+            domain.blockJobAbort(dev, 0)
+        except libvirt.libvirtError as exc:
+            LOG.warning('Could not abort the block copy of %s: %s', dev,
+                        exc.get_error_message())
+        raise
+
+
+def _wait_for_mirror(domain: libvirt.virDomain, dev: str, new_id: str) -> None:
+    """Until the copy job of ``dev`` has copied everything and libvirt says the mirror
+    is ready (``<mirror ready='yes'>``), polled every COPY_POLL_INTERVAL seconds for up
+    to COPY_TIMEOUT."""
+    def poll() -> None:
+        info = domain.blockJobInfo(dev, 0)
+        if not info:
+            raise exception.VolumeAttachFailed(
+                volume_id=new_id, reason='the block copy of %s ended before it was ready'
+                                         % dev)
+        if info.get('cur') == info.get('end'):
+            disk = find_disk(domain.XMLDesc(0), dev)
+            mirror = disk.find('mirror') if disk is not None else None
+            if mirror is not None and mirror.get('ready') == 'yes':
+                raise loopingcall.LoopingCallDone()
+        LOG.debug('Block copy of %s: %s of %s bytes', dev, info.get('cur'), info.get('end'))
+
+    timer = loopingcall.FixedIntervalWithTimeoutLoopingCall(poll)
+    try:
+        timer.start(interval=COPY_POLL_INTERVAL, timeout=COPY_TIMEOUT).wait()
+    except loopingcall.LoopingCallTimeOut as exc:
+        raise exception.VolumeAttachFailed(
+            volume_id=new_id, reason='the block copy of %s was not ready after %d s'
+                                     % (dev, COPY_TIMEOUT)) from exc
+
+
+def _replace_in_definition(host: Host, guest: Guest, dev: str, old_id: str | None,
+                           new_disk: ET.Element) -> None:
+    """Define the domain again with ``new_disk`` where the old volume's disk was,
+    at the same guest address and boot order (a running domain's live devices are
+    not touched)."""
+    domain = ET.fromstring(guest.persistent_xml())
+    devices = domain.find('devices')
+    disks = devices.findall('disk') if devices is not None else []
+
+    def matches(disk: ET.Element) -> bool:
+        alias_el, target = disk.find('alias'), disk.find('target')
+        if old_id and alias_el is not None and alias_el.get('name') == alias(old_id):
+            return True
+        return target is not None and target.get('dev') == dev
+    old = next((d for d in disks if matches(d)), None)
+    assert devices is not None and old is not None, 'the caller found the disk'
+    for kept in ('address', 'boot'):
+        element = old.find(kept)
+        if element is not None and new_disk.find(kept) is None:
+            new_disk.append(element)
+    devices[list(devices).index(old)] = new_disk
+    host.define(ET.tostring(domain, encoding='unicode'))
 
 
 def _detach_once(guest: Guest, disk: ET.Element, dev: str, persistent: bool) -> bool:
