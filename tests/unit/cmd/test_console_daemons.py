@@ -121,3 +121,59 @@ def test_a_proxy_that_cannot_listen_exits_1(daemon: Daemon) -> None:
                             'serialproxy_port = %d\n' % daemon.port)
         assert proc.wait(timeout=30) == 1
     assert 'cannot listen on 127.0.0.1:%d' % daemon.port in daemon.log()
+
+
+def _self_signed(path: pathlib.Path) -> None:
+    """A certificate and its key for 127.0.0.1, in one PEM file (as ``[DEFAULT] cert``)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, '127.0.0.1')])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256()))
+    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                       serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption())
+                     + cert.public_bytes(serialization.Encoding.PEM))
+
+
+def test_ssl_only_proxy_takes_wss_with_its_minimum_version(daemon: Daemon, tmp_path) -> None:
+    import ssl
+
+    import websocket
+    cert = tmp_path / 'self.pem'
+    _self_signed(cert)
+    daemon.start('novalite-serialproxy',
+                 'ssl_only = true\ncert = %s\n[console]\nssl_minimum_version = tlsv1_3\n'
+                 '[serial_console]\nserialproxy_host = 127.0.0.1\nserialproxy_port = %d\n'
+                 % (cert, daemon.port))
+    daemon.wait_for(lambda: 'novalite-serialproxy listening' in daemon.log(),
+                    'the proxy to listen')
+    url = 'wss://127.0.0.1:%d/' % daemon.port
+    # TLS 1.3 and the proxy's certificate: the websocket opens (and, without a token,
+    # is refused with the reason, which needs no database).
+    ws = websocket.create_connection(url, timeout=10, sslopt={
+        'cert_reqs': ssl.CERT_REQUIRED, 'ca_certs': str(cert), 'check_hostname': False})
+    assert ws.sock.version() == 'TLSv1.3'
+    opcode, frame = ws.recv_data_frame(True)
+    assert (opcode, frame.data[2:]) == (websocket.ABNF.OPCODE_CLOSE,
+                                        b"The token '***' is invalid or has expired")
+    ws.close()
+    # TLS 1.2 is below the minimum; plain HTTP is not served at all.
+    tls12 = ssl.create_default_context(cafile=str(cert))
+    tls12.check_hostname = False
+    tls12.maximum_version = ssl.TLSVersion.TLSv1_2
+    with socket.create_connection(('127.0.0.1', daemon.port), timeout=10) as sock, \
+            pytest.raises(ssl.SSLError):
+        tls12.wrap_socket(sock).close()
+    with pytest.raises((websocket.WebSocketException, OSError)):
+        websocket.create_connection('ws://127.0.0.1:%d/' % daemon.port, timeout=10)
+    assert daemon.stop() == 0
