@@ -17,12 +17,13 @@ from http import HTTPStatus, cookies
 from typing import NoReturn, Protocol
 from urllib import parse
 
+import oslo_messaging as messaging
 from oslo_log import log as logging
 from oslo_utils import netutils, timeutils
 from websockify import websocketproxy as ws_proxy
 from websockify import websockifyserver
 
-from novalite import concurrency, exception, objects, rpc
+from novalite import concurrency, exception, executor, objects, rpc
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.conf import CONF
 from novalite.console import auth
@@ -148,6 +149,11 @@ class NovaliteProxyRequestHandler(ws_proxy.ProxyRequestHandler):
             self._refuse(exc.reason)
         except exception.NovaliteException as exc:
             self._refuse(exc.format_message())
+        except messaging.MessagingTimeout:
+            LOG.warning('Console connection from %s: the compute host did not answer '
+                        'whether the port is the console\'s', self.client_address[0])
+            raise self.CClose(CLOSE_UNREACHABLE,
+                              'The compute host of this console did not answer.') from None
         except Exception:
             # A database or bus that fails: the proxy's problem, not the client's.
             LOG.exception('Console connection from %s: the token could not be checked',
@@ -209,15 +215,14 @@ class NovaliteProxyRequestHandler(ws_proxy.ProxyRequestHandler):
 
     def _proxy(self, target: socket.socket, info: auth.ConnectInfo) -> None:
         self.request.setsockopt(socket.SOL_TCP, socket.TCP_NODELAY, 1)
+        ended = threading.Event()
         expired = threading.Event()
-        timer = None
         if CONF.consoleauth.enforce_session_timeout:
             left = max(_seconds_left(info.expires), 0.0)
             LOG.info('Console of server %s: the session ends in %d seconds',
                      info.instance_uuid, left)
-            timer = threading.Timer(left, self._expire, (target, expired))
-            timer.daemon = True
-            timer.start()
+            executor.start_thread('console-session-timeout', _end_session_after, left,
+                                  target, ended, expired)
         try:
             self.do_proxy(target)
         except self.CClose:
@@ -225,17 +230,7 @@ class NovaliteProxyRequestHandler(ws_proxy.ProxyRequestHandler):
                 raise self.CClose(CLOSE_NORMAL, 'The console session has expired.') from None
             raise
         finally:
-            if timer is not None:
-                timer.cancel()
-
-    @staticmethod
-    def _expire(target: socket.socket, expired: threading.Event) -> None:
-        """End the relay: the target reads as closed, and do_proxy closes the websocket."""
-        expired.set()
-        try:
-            target.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+            ended.set()
 
     @staticmethod
     def _close_target(target: socket.socket) -> None:
@@ -262,6 +257,19 @@ class NovaliteProxyRequestHandler(ws_proxy.ProxyRequestHandler):
                 self.send_error(HTTPStatus.BAD_REQUEST, 'URI must not start with //')
                 return None
         return super().send_head()
+
+
+def _end_session_after(seconds: float, target: socket.socket, ended: threading.Event,
+                       expired: threading.Event) -> None:
+    """Unless the relay ended first, end it after ``seconds``: the target reads as
+    closed, and websockify's relay closes the websocket."""
+    if ended.wait(seconds):
+        return
+    expired.set()
+    try:
+        target.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _open_access_path(target: _Socket, path: str) -> None:

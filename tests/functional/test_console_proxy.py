@@ -96,13 +96,16 @@ class TokenStoreDouble:
 
 class ComputeAPIDouble:
     """The compute host's answer to validate_console_port: no port in ``moved_ports``
-    (a file, one port a line) is the guest's any more."""
+    (a file, one port a line) is the guest's any more; ``host-down`` there: no answer."""
 
     moved_ports: pathlib.Path
 
     def validate_console_port(self, context: object, instance: object, port: int,
                               console_type: str) -> bool:
-        return str(port) not in self.moved_ports.read_text().split()
+        moved = self.moved_ports.read_text().split()
+        if 'host-down' in moved:
+            raise oslo_messaging.MessagingTimeout('no reply from compute1')
+        return str(port) not in moved
 
 
 def _instance_double(context: object, uuid: str) -> objects.Instance:
@@ -338,6 +341,13 @@ def test_a_port_no_longer_the_guests_is_refused(proxy: Proxy) -> None:
     proxy.moved.write_text('%d\n' % proxy.console.port)
     ws = _connect(proxy.url('?token=%s' % proxy.token('moved')))
     assert _close_of(ws) == (1008, 'The console is no longer at the port of this token.')
+
+
+def test_a_compute_host_that_does_not_answer_closes_with_1011(proxy: Proxy) -> None:
+    proxy.moved.write_text('host-down\n')
+    ws = _connect(proxy.url('?token=%s' % proxy.token('tok-host-down')))
+    assert _close_of(ws) == (1011, 'The compute host of this console did not answer.')
+    assert 'Traceback' not in proxy.log.read_text()
 
 
 def test_a_deleted_server_is_refused(proxy: Proxy) -> None:
