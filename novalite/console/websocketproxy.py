@@ -87,11 +87,14 @@ def _token_cookie(header: str) -> str:
     return token
 
 
-def _expected_schemes(console_type: str) -> set[str]:
+def _expected_schemes(console_type: str, access_url_base: str | None) -> set[str]:
     """The Origin schemes a console's page may have: the scheme of the URL the API gave
-    for it, ws/wss counting as http/https."""
+    for it (the token's, else today's option for its type), ws/wss counting as
+    http/https."""
     base_urls = {'novnc': CONF.vnc.novncproxy_base_url,
                  'serial': CONF.serial_console.base_url}
+    if access_url_base:
+        base_urls[console_type] = access_url_base
     if console_type not in base_urls:
         raise ConsoleRefused('No access URL for %s consoles: cannot validate the protocol'
                              % console_type)
@@ -100,7 +103,8 @@ def _expected_schemes(console_type: str) -> set[str]:
 
 
 def check_origin(origin_url: str | None, host_header: str | None,
-                 forwarded_proto: str | None, console_type: str) -> None:
+                 forwarded_proto: str | None, console_type: str,
+                 access_url_base: str | None = None) -> None:
     """Refuse a browser page of another site: the Origin's host must be this proxy's
     (the Host header) or one of ``[console] allowed_origins``, and its scheme the one of
     the console's URL. No Origin is a client that is not a browser: accepted, as Nova.
@@ -119,7 +123,7 @@ def check_origin(origin_url: str | None, host_header: str | None,
         allowed.add(netutils.parse_host_port(host_header)[0])
     if origin.hostname not in allowed:
         raise ConsoleRefused('Origin header does not match this host.')
-    if scheme not in _expected_schemes(console_type):
+    if scheme not in _expected_schemes(console_type, access_url_base):
         raise ConsoleRefused('Origin header protocol does not match this host.')
 
 
@@ -176,7 +180,8 @@ class NovaliteProxyRequestHandler(ws_proxy.ProxyRequestHandler):
             raise exception.InvalidToken(token='***')
         info = auth.redeem(get_admin_context(), token)
         check_origin(self.headers.get('Origin'), self.headers.get('Host'),
-                     self.headers.get('X-Forwarded-Proto'), info.console_type)
+                     self.headers.get('X-Forwarded-Proto'), info.console_type,
+                     getattr(info, 'access_url_base', None))
         self._check_console_port(info)
         return info
 

@@ -100,3 +100,14 @@ def test_connect_refused_or_closed(answer: bytes) -> None:
         theirs.shutdown(socket.SHUT_WR)
         with pytest.raises(wsp.ConsoleRefused):
             wsp._open_access_path(ours, '/p')
+
+
+def test_the_tokens_access_url_decides_the_scheme() -> None:
+    # A URL given as https (the option changed since, or another proxy behind TLS).
+    wsp.check_origin('https://proxy', 'proxy:6080', None, 'novnc',
+                     'https://proxy:6080/vnc_auto.html')
+    with pytest.raises(wsp.ConsoleRefused, match='protocol'):
+        wsp.check_origin('http://proxy', 'proxy:6080', None, 'novnc',
+                         'https://proxy:6080/vnc_auto.html')
+    wsp.check_origin('http://proxy', 'proxy:6082', None, 'spice-html5',
+                     'http://proxy:6082/spice_auto.html')
