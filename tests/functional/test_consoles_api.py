@@ -16,6 +16,7 @@ from novalite.api.openstack.compute import remote_consoles, server_actions
 from novalite.compute import manager as compute_manager
 from novalite.console import auth
 from novalite.virt import fake
+from tests.functional import test_response_schemas as rs
 from tests.functional.stack import Stack
 
 OWNER, OTHER, ADMIN = 'alice:proj-a', 'bob:proj-b', 'admin:admin'
@@ -215,3 +216,23 @@ def test_stopped_server_answers_409_and_deleted_server_drops_its_tokens(stack, s
     _show_token(stack, token, code=404)
     with pytest.raises(exception.InvalidToken):
         auth.redeem(nl_context.get_admin_context(), token)
+
+
+@pytest.mark.parametrize('version', ['2.1', '2.6', '2.8', '2.99', rs.LATEST])
+def test_responses_match_tempests_schemas(stack, server, version):
+    """Nova's response schemas as tempest publishes them (tests/functional/
+    test_response_schemas.py's rules: the newest schema at or below the version)."""
+    if version == '2.1':
+        for key, kind in (('os-getVNCConsole', 'novnc'), ('os-getSerialConsole', 'serial')):
+            rs.check(stack, 'POST', '/servers/%s/action' % server, 'servers',
+                     'get_vnc_console', version, {key: {'type': kind}}, token=OWNER)
+        return
+    for protocol, kind in (('vnc', 'novnc'), ('serial', 'serial')):
+        body = rs.check(stack, 'POST', '/servers/%s/remote-consoles' % server, 'servers',
+                        'get_remote_consoles', version,
+                        {'remote_console': {'protocol': protocol, 'type': kind}},
+                        token=OWNER)
+    if version in ('2.99', rs.LATEST):
+        rs.check(stack, 'GET', '/os-console-auth-tokens/%s'
+                 % _token_of(body['remote_console']['url']), 'servers',
+                 'console_auth_tokens', version)
