@@ -8,14 +8,17 @@ may), and forks one more per connection, so the doubles keep their state in file
 """
 from __future__ import annotations
 
+import base64
 import datetime
 import json
 import logging
 import multiprocessing
 import os
 import pathlib
+import shutil
 import socket
 import socketserver
+import subprocess
 import threading
 import time
 import urllib.error
@@ -170,6 +173,7 @@ def proxy(request: pytest.FixtureRequest, tmp_path: pathlib.Path,
     value}}`` in the parameter."""
     param = dict(getattr(request, 'param', {}))
     server = param.pop('server', 'forking')
+    web_dir = param.pop('web', None)
     for group, options in param.items():
         for name, value in options.items():
             CONF.set_override(name, value, group=group)
@@ -178,6 +182,7 @@ def proxy(request: pytest.FixtureRequest, tmp_path: pathlib.Path,
     web.mkdir()
     (web / 'vnc_auto.html').write_text('<html>noVNC double</html>')
     (web / 'app').mkdir()
+    web = pathlib.Path(web_dir) if web_dir else web
     tokens = TokenStoreDouble(tmp_path / 'tokens.json')
     moved = tmp_path / 'moved-ports'
     moved.write_text('')
@@ -504,3 +509,119 @@ def test_a_token_of_a_deleted_server_is_refused(console_stack) -> None:
     stack.wait_for_deleted(server_id)
     ws = _connect(url)
     assert _close_of(ws) == (1008, "The token '***' is invalid or has expired")
+
+
+
+# -- noVNC itself: Debian's web client in headless Chromium, through the proxy, showing
+#    a QEMU's screen (its VNC server; no guest needed: SeaBIOS draws)
+
+NOVNC = '/usr/share/novnc'
+
+
+def _need(*paths: str) -> None:
+    missing = [p for p in paths if not (shutil.which(p) or os.path.exists(p))]
+    if missing:
+        if os.environ.get('CI'):
+            pytest.fail('not installed (tools/setup.sh): %s' % missing)
+        pytest.skip('not installed: %s' % missing)
+
+
+class DevTools:
+    """Chromium's DevTools protocol over a websocket: one page, commands in turn."""
+
+    def __init__(self, port: int) -> None:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen('http://127.0.0.1:%d/json/list' % port,
+                                            timeout=5) as resp:
+                    pages = [t for t in json.load(resp) if t['type'] == 'page']
+                if pages:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, 'Chromium does not answer'
+            time.sleep(0.2)
+        self.ws = websocket.create_connection(pages[0]['webSocketDebuggerUrl'], timeout=30,
+                                              suppress_origin=True)
+        self.next_id = 0
+
+    def call(self, method: str, **params: object) -> dict:
+        self.next_id += 1
+        self.ws.send(json.dumps({'id': self.next_id, 'method': method, 'params': params}))
+        while True:
+            answer = json.loads(self.ws.recv())
+            if answer.get('id') == self.next_id:
+                assert 'error' not in answer, answer
+                return answer['result']
+
+    def evaluate(self, expression: str) -> object:
+        return self.call('Runtime.evaluate', expression=expression,
+                         returnByValue=True)['result'].get('value')
+
+
+@pytest.fixture
+def qemu_vnc(tmp_path: pathlib.Path) -> Iterator[int]:
+    """A QEMU with no disk (SeaBIOS's screen) and its VNC server; yields the port."""
+    _need('qemu-system-x86_64')
+    port = _free_port()
+    proc = subprocess.Popen(
+        ['qemu-system-x86_64', '-nodefaults', '-machine', 'accel=tcg', '-m', '64',
+         '-vga', 'std', '-display', 'none', '-vnc', '127.0.0.1:%d' % (port - 5900)],
+        stdout=subprocess.DEVNULL, stderr=open(tmp_path / 'qemu.log', 'wb'))  # noqa: SIM115
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, (tmp_path / 'qemu.log').read_text()
+            try:
+                socket.create_connection(('127.0.0.1', port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, 'QEMU\'s VNC server does not listen'
+                time.sleep(0.1)
+        yield port
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize('proxy', [{'web': NOVNC}], indirect=True)
+def test_novnc_in_headless_chromium_shows_the_screen(proxy: Proxy, qemu_vnc: int,
+                                                     tmp_path: pathlib.Path) -> None:
+    _need('chromium', NOVNC)
+    token = proxy.token('tok-browser', port=qemu_vnc)
+    debug_port = _free_port()
+    chromium = subprocess.Popen(
+        ['chromium', '--headless=new', '--no-sandbox', '--disable-gpu',
+         '--remote-debugging-port=%d' % debug_port, '--user-data-dir=%s' % (tmp_path / 'c'),
+         '--window-size=1024,768', 'about:blank'],
+        stdout=subprocess.DEVNULL, stderr=open(tmp_path / 'chromium.log', 'wb'))  # noqa: SIM115
+    try:
+        browser = DevTools(debug_port)
+        # The URL the API gives for novncproxy_base_url = .../vnc_lite.html.
+        browser.call('Page.navigate', url='http://127.0.0.1:%d/vnc_lite.html?path=%%3Ftoken'
+                                          '%%3D%s' % (proxy.port, token))
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline:
+            status = browser.evaluate("document.getElementById('status')?.textContent")
+            painted = browser.evaluate(
+                "(() => { const c = document.querySelector('canvas');"
+                " if (!c || !c.width) return 0;"
+                " const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+                " let n = 0; for (let i = 0; i < d.length; i += 4)"
+                " if (d[i] || d[i + 1] || d[i + 2]) n++; return n; })()")
+            if status and str(status).startswith('Connected') and painted:
+                break
+            time.sleep(0.5)
+        assert str(status).startswith('Connected to QEMU'), status
+        assert painted, 'the screen is blank'
+        shot = base64.b64decode(browser.call('Page.captureScreenshot')['data'])
+        (tmp_path / 'novnc.png').write_bytes(shot)
+        assert shot.startswith(b'\x89PNG')
+    finally:
+        chromium.kill()
+        chromium.wait()
+    log = proxy.log.read_text()
+    assert 'connecting to 127.0.0.1:%d' % qemu_vnc in log
+    assert token not in log
