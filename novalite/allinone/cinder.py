@@ -10,7 +10,9 @@ pass with ``auth_strategy = noauth`` (send ``X-Auth-Token: user:project``; URLs 
 project id) or, given a ``KeystoneAuth``, are checked by keystonemiddleware; then a
 caller with the ``service`` role in its service token skips Cinder's check with Nova
 before an attachment is deleted, and Cinder posts its events to the compute endpoint
-of Keystone's catalog. ``../shared/CINDER.md`` is the recipe this follows.
+of Keystone's catalog. Keystone-less, Cinder posts them (``volume-reimaged``, after it
+re-imaged a server's root volume) to ``nova_url`` with the noauth2 admin token.
+``../shared/CINDER.md`` is the recipe this follows.
 """
 from __future__ import annotations
 
@@ -35,7 +37,13 @@ from novalite.allinone import ceph as ceph_cluster
 from novalite.allinone import process
 from novalite.allinone.ceph import CephCluster, CephRecord
 from novalite.allinone.glance import free_port
-from novalite.allinone.neutron import KeystoneAuth, Sections, short_prefix, write_ini
+from novalite.allinone.neutron import (
+    NOVA_TOKEN,
+    KeystoneAuth,
+    Sections,
+    short_prefix,
+    write_ini,
+)
 from novalite.allinone.ovn import alive, wait_gone
 
 ENV_VAR = 'NOVALITE_CINDER_VENV'
@@ -114,6 +122,9 @@ class CinderOnCeph:
         # Glance's URL, for the volumes Cinder makes from images (Glance is in no
         # catalog here); set before the start.
         self.glance_url: str | None = None
+        # Keystone-less: the novalite API's root URL, where Cinder posts its events
+        # (Cinder's ``[nova]``); set before the start. With Keystone the catalog has it.
+        self.nova_url: str | None = None
         self.etc_dir = os.path.join(self.dir, 'etc')
         self.log_dir = os.path.join(self.dir, 'log')
         self.conf_file = os.path.join(self.etc_dir, 'cinder.conf')
@@ -343,7 +354,14 @@ class CinderOnCeph:
             sections['keystone_authtoken'] = {
                 **self.keystone.authtoken, 'service_token_roles': 'service',
                 'service_token_roles_required': True}
-            sections['nova'] = dict(self.keystone.nova)
+            # Cinder's nova notifier: a user with the service role, the compute API
+            # found in the catalog (its public endpoint in the user's region).
+            sections['nova'] = {'interface': 'public', **self.keystone.nova}
+        elif self.nova_url:
+            # keystoneauth's admin_token: this endpoint, the noauth2 admin's token.
+            sections['nova'] = {'auth_type': 'admin_token', 'token': NOVA_TOKEN,
+                                'endpoint': self.nova_url.rstrip('/') + '/v2.1',
+                                'region_name': 'RegionOne'}
         return sections
 
     def wait_ready(self, timeout: float = 120.0) -> None:

@@ -10,6 +10,9 @@
   the cache.
 - ``network-vif-plugged``/``-unplugged`` that nothing waits for (the second of
   Neutron's two, or one for a server not being built): nothing to do.
+- ``volume-reimaged`` (Cinder wrote the image onto a root volume, tag: the volume) is
+  awaited by the rebuild that asked for it (``compute/rebuild_volume.py``); one that
+  comes after that rebuild gave up waiting is dropped.
 """
 from __future__ import annotations
 
