@@ -38,7 +38,8 @@ def build(binary: str, host: str, port: int,
         web=web or '',
         # Files of ``web`` only, never a listing of its directories (as Nova).
         file_only=True,
-        verbose=CONF.debug)
+        # Request lines too with debug (registered with oslo.log's options).
+        verbose='debug' in CONF and CONF.debug)
 
 
 def serve(binary: str, host: str, port: int, web: str | None) -> int:

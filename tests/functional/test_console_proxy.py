@@ -29,7 +29,6 @@ from collections.abc import Iterator
 import oslo_messaging
 import pytest
 import websocket
-from oslo_log import log as oslo_logging
 
 from novalite import exception, objects
 from novalite.compute import rpcapi as compute_rpcapi
@@ -124,8 +123,6 @@ def _free_port() -> int:
 
 
 def _serve(binary: str, port: int, web: str | None, log_file: str) -> None:
-    if 'debug' not in CONF:
-        oslo_logging.register_options(CONF)
     handler = logging.FileHandler(log_file)
     handler.setFormatter(logging.Formatter('%(levelname)s %(name)s %(message)s'))
     root = logging.getLogger()
