@@ -69,11 +69,12 @@ def _set_current(context: oslo_context.RequestContext | None) -> None:
         oslo_context._request_store.context = None
 
 
-def _carrying(fn: Callable[P, R]) -> Callable[P, R]:
-    """``fn`` to run on another thread with this thread's object indirection (so work a
-    compute endpoint hands off still reaches the database through the conductor) and
-    its current request context (so oslo.log prints the request id in what it logs).
-    The pool thread gets its own context back when ``fn`` returns, as it is reused."""
+def carrying(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn`` to run on another thread (a pool's, a looping call's) with this thread's
+    object indirection (so work a compute endpoint hands off still reaches the database
+    through the conductor) and its current request context (so oslo.log prints the
+    request id in what it logs). The thread gets its own context back when ``fn``
+    returns, as a pool's is reused."""
     api = obj_base.current_indirection_api()
     context = oslo_context.get_current()
 
@@ -101,7 +102,7 @@ def spawn(fn: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> futures
             LOG.exception('Unhandled error in background work %s',
                           getattr(fn, '__name__', fn))
 
-    future = _pool('background', CONF.default_thread_pool_size).submit(_carrying(run))
+    future = _pool('background', CONF.default_thread_pool_size).submit(carrying(run))
     with _live_lock:
         _live.add(future)
     future.add_done_callback(_forget)
@@ -126,7 +127,7 @@ def submit_to_cell(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> fut
     indirection and request context; the caller takes the result or the exception from
     the future."""
     return _pool('cells', CONF.cell_worker_thread_pool_size).submit(
-        _carrying(fn), *args, **kwargs)
+        carrying(fn), *args, **kwargs)
 
 
 def start_thread(name: str, fn: Callable[..., object], *args: object) -> threading.Thread:

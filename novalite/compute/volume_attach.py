@@ -9,11 +9,17 @@ when the driver cannot, the attachment is deleted and the mapping with it (the v
 ``available`` again). Detach removes the disk from the guest, deletes the attachment
 and the mapping; when the guest keeps the disk, Cinder is told the volume is still in
 use (``roll_detaching``). Each records its instance-action event and a fault on failure.
+
+A detach whose guest let the volume go while Cinder could not delete the attachment
+(unreachable, 5xx) finishes in the background once Cinder answers; the mapping is
+marked (``DETACHED``) before the attachment is deleted, so a compute that stops first
+finishes it when it starts again (``resume_detaches``).
 """
 from __future__ import annotations
 
+import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from oslo_log import log as logging
 from oslo_service import loopingcall
@@ -37,6 +43,16 @@ _RETRIES = block_devices.DELETE_RETRIES
 # up to DETACH_RETRY_SECONDS.
 DETACH_RETRY_INTERVAL = 10.0
 DETACH_RETRY_SECONDS = 3600.0
+# The mark of a mapping whose guest let the volume go, its attachment not deleted yet:
+# connection_info '' (empty; NULL is "not connected"). Readers cannot tell it from NULL
+# (``bdm.connection`` is None, a guest definition leaves the volume out), no migration
+# is needed, and it outlives this process, unlike the loop that finishes the detach.
+DETACHED = ''
+
+# Mapping uuid -> (host, the loop finishing its detach): one loop a mapping; a host's
+# stop ends its loops (the mark remains for its next start).
+_finishing: dict[str, tuple[str, loopingcall.FixedIntervalLoopingCall]] = {}
+_finishing_lock = threading.Lock()
 
 
 def reserve_block_device_name(mgr: ComputeManager, context: RequestContext,
@@ -142,8 +158,10 @@ def _detach(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
                 LOG.warning('Could not tell Cinder that volume %s is still in use: %s',
                             bdm.volume_id, exc)
             raise
-        # The guest has let it go: a definition made from now on leaves it out.
-        bdm.connection_info = None
+    if bdm.connection_info != DETACHED:
+        # The guest has let it go (or never had it): a definition made from now on
+        # leaves it out, and a restart before the attachment is gone finishes the detach.
+        bdm.connection_info = DETACHED
         bdm.save()
     if bdm.attachment_id:
         attachment_id = bdm.attachment_id
@@ -154,10 +172,9 @@ def _detach(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
                                                                    attachment_id),
                            max_retries=_RETRIES, max_pause=block_devices.DELETE_MAX_PAUSE)
         except (exception.CinderConnectionFailed, exception.VolumeError) as exc:
-            if isinstance(exc, exception.VolumeError) and \
-                    int(str(exc.kwargs.get('status') or 0)) < 500:
+            if not _cinder_down(exc):
                 raise
-            executor.spawn(_finish_detach_later, mgr, context, instance, bdm)
+            _finish_detach_later(mgr, context, instance, bdm, DETACH_RETRY_INTERVAL)
             raise exception.VolumeDetachFailed(
                 volume_id=bdm.volume_id,
                 reason='the guest let it go, but the volume service (Cinder) did not '
@@ -166,10 +183,51 @@ def _detach(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
     bdm.destroy()
 
 
+def _cinder_down(exc: exception.CinderConnectionFailed | exception.VolumeError) -> bool:
+    """Cinder was unreachable or failed (5xx), rather than refused."""
+    return not isinstance(exc, exception.VolumeError) or \
+        int(str(exc.kwargs.get('status') or 0)) >= 500
+
+
+def resume_detaches(mgr: ComputeManager, context: RequestContext) -> None:
+    """On start-up: finish the detaches this host left with the attachment still in
+    Cinder (the guest let the volume go; Cinder did not answer before the service
+    stopped). Each is tried at once, then as a detach that met an outage."""
+    for instance in objects.InstanceList.get_by_host(context, mgr.host):
+        try:
+            bdms = objects.BlockDeviceMappingList.get_by_instance_uuid(context,
+                                                                       instance.uuid)
+        except Exception:
+            # The others are resumed all the same; this one at the next start.
+            LOG.exception('Could not read the volume mappings of %s', instance.uuid)
+            continue
+        for bdm in bdms:
+            if bdm.is_volume and bdm.attachment_id and bdm.connection_info == DETACHED:
+                LOG.info('Finishing the detach of volume %s from %s', bdm.volume_id,
+                         instance.uuid)
+                _finish_detach_later(mgr, context, instance, bdm, 0)
+
+
+def stop_detaches(mgr: ComputeManager) -> None:
+    """On a stop: end this host's loops finishing detaches rather than hold the stop
+    (their mappings keep the mark: the next start resumes them)."""
+    with _finishing_lock:
+        mine = [uuid for uuid, (host, _timer) in _finishing.items() if host == mgr.host]
+        timers = [_finishing.pop(uuid)[1] for uuid in mine]
+    for timer in timers:
+        timer.stop()
+    for timer in timers:
+        # An attempt under way ends first (at most one Cinder call).
+        timer.wait()
+
+
 def _finish_detach_later(mgr: ComputeManager, context: RequestContext,
-                         instance: objects.Instance, bdm: objects.BlockDeviceMapping) -> None:
+                         instance: objects.Instance, bdm: objects.BlockDeviceMapping,
+                         initial_delay: float) -> None:
     """Delete the attachment of a volume the guest already let go, once Cinder
-    answers; then the mapping. Given up (logged) after DETACH_RETRY_SECONDS."""
+    answers; then the mapping. Asked every DETACH_RETRY_INTERVAL seconds (the first
+    time after ``initial_delay``) on a looping call's thread; given up (logged) after
+    DETACH_RETRY_SECONDS or when Cinder refuses."""
     assert bdm.attachment_id is not None
     attachment_id = bdm.attachment_id
     deadline = time.monotonic() + DETACH_RETRY_SECONDS
@@ -178,19 +236,31 @@ def _finish_detach_later(mgr: ComputeManager, context: RequestContext,
         try:
             block_devices.delete_attachment(mgr, context, attachment_id)
         except (exception.CinderConnectionFailed, exception.VolumeError) as exc:
-            if time.monotonic() > deadline:
-                LOG.error('Gave up the detach of volume %s from %s: Cinder did not answer '
-                          'for %d s (%s)', bdm.volume_id, instance.uuid,
-                          DETACH_RETRY_SECONDS, exc)
-                raise loopingcall.LoopingCallDone(False) from exc
+            if _cinder_down(exc) and time.monotonic() <= deadline:
+                return
+            LOG.error('Gave up the detach of volume %s from %s (its next start tries '
+                      'again): %s', bdm.volume_id, instance.uuid, exc)
+            _done(False)
+        try:
+            with mgr.instance_lock(instance.uuid):
+                bdm.destroy()
+        except Exception as exc:
+            # The attachment is gone: the next attempt finds it so and tries this again.
+            LOG.warning('Could not delete the mapping of volume %s: %s', bdm.volume_id,
+                        exc)
             return
-        raise loopingcall.LoopingCallDone(True)
-
-    timer = loopingcall.FixedIntervalLoopingCall(attempt)
-    if timer.start(interval=DETACH_RETRY_INTERVAL, initial_delay=DETACH_RETRY_INTERVAL
-                   ).wait():
-        with mgr.instance_lock(instance.uuid):
-            bdm.destroy()
         LOG.info('Volume %s detached from %s now that Cinder answers', bdm.volume_id,
                  instance.uuid)
+        _done(True)
 
+    def _done(detached: bool) -> NoReturn:
+        with _finishing_lock:
+            _finishing.pop(bdm.uuid, None)
+        raise loopingcall.LoopingCallDone(detached)
+
+    timer = loopingcall.FixedIntervalLoopingCall(executor.carrying(attempt))
+    with _finishing_lock:
+        if bdm.uuid in _finishing:
+            return  # a loop of this process finishes it already
+        _finishing[bdm.uuid] = (mgr.host, timer)
+    timer.start(interval=DETACH_RETRY_INTERVAL, initial_delay=initial_delay)
