@@ -207,3 +207,32 @@ def test_a_root_volume_attached_to_two_servers_is_refused(stack, cinder, flavor,
         attachments.pop()
     assert 'attached to more than one server' in message, message
     delete(stack, server['id'])
+
+
+def test_a_failed_event_is_the_fault(stack, cinder, flavor, other_image, events):
+    server, volume = _backed_server(stack, cinder, flavor)
+    cinder.notify = lambda body: stack.request(
+        'POST', '/os-server-external-events', version='2.93',
+        json={'events': [dict(event, status='failed') for event in body]})
+    assert _rebuild(stack, server['id'], other_image['id'], '2.93').status_code == 202
+    rebuilt = _after_rebuild(stack, server['id'])
+    assert rebuilt['status'] == 'ERROR'
+    assert 'Cinder reported failure during reimaging of volume %s' % volume['id'] in \
+        rebuilt['fault']['message']
+    delete(stack, server['id'])
+    assert cinder.attachments_of(server['id']) == []
+
+
+def test_a_delete_ends_the_wait_for_cinder(stack, cinder, flavor, other_image, events):
+    server, volume = _backed_server(stack, cinder, flavor)
+    cinder.notify = None   # the event never comes
+    # The host would wait 10 minutes: the delete must end the wait, not outlast it.
+    CONF.set_override('reimage_timeout_per_gb', 600)
+    try:
+        assert _rebuild(stack, server['id'], other_image['id'], '2.93').status_code == 202
+        volume_stack.wait(lambda: _reimages(cinder, volume['id']))
+        delete(stack, server['id'])
+    finally:
+        CONF.clear_override('reimage_timeout_per_gb')
+    assert cinder.attachments_of(server['id']) == []
+    assert cinder.volumes[volume['id']]['status'] == 'available'
