@@ -217,3 +217,13 @@ def test_a_resized_domain_keeps_a_held_port_and_gets_a_new_one_for_a_foreign(ser
     assert (console.get('host'), console.get('service')) == ('127.0.0.1', str(port))
     # Back on a host where it already holds its port: nothing changes.
     assert serial.rebind_ports(moved) == (moved, [])
+
+
+def test_a_rescued_guest_deleted_gives_its_port_back(drv, ctxt, image, serial_on):
+    instance = _spawn(drv, ctxt, image)
+    port = drv.get_serial_console(ctxt, instance).port
+    drv.rescue(ctxt, instance, None, image_meta(image), None)
+    # The rescue domain replaced the definition; the kept one still holds the port.
+    assert serial.held_ports() == {('127.0.0.1', port)}
+    drv.destroy(ctxt, instance)
+    assert serial.held_ports() == set()
