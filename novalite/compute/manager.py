@@ -95,7 +95,7 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.7')
+    target = messaging.Target(version='1.9')
 
     def __init__(self, host: str | None = None, driver: virt_driver.ComputeDriver | None = None,
                  reportclient: report.SchedulerReportClient | None = None,
