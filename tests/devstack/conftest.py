@@ -1,8 +1,9 @@
 """Devstack-style stacks for these tests, each torn down and checked for leftovers.
 
 A module picks its stack with a module-level ``STACK`` dict of ``Stack`` keyword
-arguments (``backend``, ``conf``, ``host_conf``); consecutive modules that ask for the
-same one share it (the client modules), which saves a start-up. Without RabbitMQ or the
+arguments (``backend``, ``conf``, ``host_conf``); modules that ask for the same one run
+one after the other and share it (the client modules, the volume modules), which saves
+start-ups. Without RabbitMQ or the
 database server the tests skip, except under ``CI``, where they fail.
 """
 from __future__ import annotations
@@ -18,9 +19,26 @@ from tests.devstack import network, session
 def pytest_collection_modifyitems(items):
     # openstacksdk announces its own future API changes on every call.
     here = os.path.dirname(__file__)
+    ours = [i for i, item in enumerate(items) if str(item.path).startswith(here)]
+    for i in ours:
+        items[i].add_marker(pytest.mark.filterwarnings('ignore::PendingDeprecationWarning'))
+    for i, item in zip(ours, _grouped_by_stack([items[i] for i in ours])):
+        items[i] = item
+
+
+def _grouped_by_stack(items: list) -> list:
+    """``items`` with the modules that ask for the same stack next to each other (in
+    the order each stack is first asked for; modules without a stack first), so that
+    each stack starts once. Each module's own tests keep their order."""
+    modules: dict[object, list] = {}
     for item in items:
-        if str(item.path).startswith(here):
-            item.add_marker(pytest.mark.filterwarnings('ignore::PendingDeprecationWarning'))
+        modules.setdefault(item.module, []).append(item)
+    groups: dict[str | None, list] = {None: []}
+    for module, tests in modules.items():
+        uses = any('stack' in t.fixturenames for t in tests)
+        key = json.dumps(getattr(module, 'STACK', {}), sort_keys=True) if uses else None
+        groups.setdefault(key, []).extend(tests)
+    return [item for tests in groups.values() for item in tests]
 
 
 class _Current:
