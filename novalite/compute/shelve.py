@@ -102,6 +102,9 @@ def offload(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
     # The ports and volumes stay the server's, bound to no host, until it is unshelved.
     mgr.network_api.unbind_ports(context, instance, network_info)
     volume_moves.release_host(mgr, context, instance, bdms)
+    # Before the server shows SHELVED_OFFLOADED, as Nova: a client that sees it may
+    # unshelve it (or boot others) at once, and must find the resources free.
+    mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
     mgr.rt.free_instance(context, instance)
     instance.power_state = power_state.NOSTATE
     instance.host = None
@@ -111,9 +114,6 @@ def offload(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
     instance.task_state = None
     instance.save(expected_task_state=[task_states.SHELVING,
                                        task_states.SHELVING_OFFLOADING])
-    # After the save, as Nova: a crash in between leaves an allocation for the heal
-    # task, never an instance on a host that holds nothing for it.
-    mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
     LOG.info('Shelved instance %s offloaded from %s', instance.uuid, mgr.host)
 
 

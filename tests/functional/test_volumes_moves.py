@@ -361,3 +361,31 @@ def test_cinder_failing_the_offload_leaves_the_server_shelved_on_its_host(
     assert _allocations(stack, server_id) == {}
     back = _unshelved(stack, server_id)
     _assert_attached_on(stack, cinder, back, [volume['id']])
+
+
+def test_cinder_failing_the_evacuate_connect_leaves_error_and_delete_cleans_up(
+        stack, cinder, flavor, clean):
+    volume = cinder.add_volume()
+    server = boot_active(stack, flavor, [_data_volume(volume['id'])], name='evac-fail')
+    server_id, source = server['id'], server['OS-EXT-SRV-ATTR:host']
+    # The destination's complete of the new attachment (the only action request).
+    cinder.fail_next(500, 'complete refused', path='/action')
+    _force_down(stack, source, True)
+    try:
+        resp = _action(stack, server_id, {'evacuate': {}}, version='2.29')
+        assert resp.status_code == 200, resp.text
+        failed = _settled(stack, server_id, 'ERROR')
+    finally:
+        _force_down(stack, source, False)
+    # As Nova: ERROR on the destination, with the fault.
+    assert failed['OS-EXT-SRV-ATTR:host'] == _other_host(stack, source)
+    assert 'complete refused' in failed['fault']['message']
+    assert _events(stack, server_id, 'evacuate', 'compute_rebuild_instance')[
+        'compute_rebuild_instance'] == 'Error'
+    # The dead host's attachment is gone; the one the mapping holds is the only one.
+    (attachment,) = cinder.attachments_of(server_id)
+    assert _mappings(server_id)[volume['id']].attachment_id == attachment['id']
+
+    delete(stack, server_id)
+    assert cinder.volumes[volume['id']]['status'] == 'available'
+    assert cinder.attachments_of(server_id) == []
