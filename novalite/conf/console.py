@@ -21,9 +21,11 @@ vnc_opts = [
                             'compute host.'),
     cfg.HostAddressOpt('server_proxyclient_address', default='127.0.0.1',
                        help='The compute host\'s address the noVNC proxy connects to.'),
-    cfg.URIOpt('novncproxy_base_url', default='http://127.0.0.1:6080/vnc_auto.html',
+    cfg.URIOpt('novncproxy_base_url', default='http://127.0.0.1:6080/vnc_lite.html',
                help='The noVNC page a console URL points at; the token is added to its '
-                    'query (``?path=%3Ftoken%3D...``).'),
+                    'query (``?path=%3Ftoken%3D...``). ``vnc_lite.html`` connects by '
+                    'itself, as devstack sets it (Nova\'s default ``vnc_auto.html`` is '
+                    'a link to ``vnc.html`` in noVNC 1.3, which waits for a click).'),
     cfg.HostAddressOpt('novncproxy_host', default='0.0.0.0',
                        help='The address novalite-novncproxy listens on.'),
     cfg.PortOpt('novncproxy_port', default=6080,
