@@ -22,8 +22,9 @@ from tests.functional import test_response_schemas as rs
 from tests.functional.stack import Stack
 
 OWNER, OTHER, ADMIN = 'alice:proj-a', 'bob:proj-b', 'admin:admin'
-NOVNC_BASE = 'http://127.0.0.1:6080/vnc_auto.html'
-SERIAL_BASE = 'ws://127.0.0.1:6083/'
+# The console URLs the stack's configuration gives ([vnc] and [serial_console] defaults).
+NOVNC_BASE = CONF.vnc.novncproxy_base_url
+SERIAL_BASE = CONF.serial_console.base_url
 
 
 @pytest.fixture(scope='module')
