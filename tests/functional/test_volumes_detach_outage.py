@@ -4,6 +4,8 @@ restarted meanwhile (the Cinder double fails the attachment's delete with 503 fo
 long as the test says)."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from novalite import context as nl_context
@@ -83,27 +85,17 @@ def _restart(stack, host):
     new._call(volume_attach.resume_detaches, mgr, nl_context.get_admin_context())
 
 
-def test_a_detach_during_a_cinder_outage_finishes_when_cinder_is_back(
-        stack, cinder, flavor, quick_retries):
-    server = boot_active(stack, flavor, name='detach-outage')
-    volume = cinder.add_volume()
-    resp = stack.request('POST', '/servers/%s/os-volume_attachments' % server['id'],
-                         json={'volumeAttachment': {'volumeId': volume['id']}})
-    assert resp.status_code == 200, resp.text
-    wait(lambda: cinder.volumes[volume['id']]['status'] == 'in-use')
-    (attachment,) = cinder.attachments_of(server['id'])
-    # The API's part goes through; every delete of the attachment then answers 503.
-    cinder.fail_next(503, 'volume service restarting', count=10 ** 6,
-                     path='/attachments/%s' % attachment['id'])
+@contextlib.contextmanager
+def _outage(stack, cinder, server, volume, attachment):
+    """A detach that met the outage; when the block ends, Cinder is back and the detach
+    finishes: the attachment deleted, the mapping gone."""
     try:
-        resp = stack.request('DELETE', '/servers/%s/os-volume_attachments/%s' % (
-            server['id'], volume['id']))
-        assert resp.status_code == 202, resp.text
-        wait(lambda: [e['result'] for e in _events(stack, server['id'],
-                                                   'detach_volume')] == ['Error'])
-        (event,) = _events(stack, server['id'], 'detach_volume')
+        _detach_meets_outage(stack, cinder, server, volume, attachment)
         # The guest has let it go; Cinder still holds the attachment.
         assert driver(stack, server).volumes(server['id']) == {}
+        assert cinder.volumes[volume['id']]['status'] == 'detaching'
+        assert _listed(stack, server['id']) == [volume['id']]
+        yield
         assert cinder.volumes[volume['id']]['status'] == 'detaching'
         assert _listed(stack, server['id']) == [volume['id']]
     finally:
@@ -111,27 +103,26 @@ def test_a_detach_during_a_cinder_outage_finishes_when_cinder_is_back(
     wait(lambda: cinder.volumes[volume['id']]['status'] == 'available')
     assert cinder.attachments_of(server['id']) == []
     wait(lambda: _listed(stack, server['id']) == [])
+
+
+def test_a_detach_during_a_cinder_outage_finishes_when_cinder_is_back(
+        stack, cinder, flavor, quick_retries):
+    server = boot_active(stack, flavor, name='detach-outage')
+    volume, attachment = _attached(stack, cinder, server)
+    with _outage(stack, cinder, server, volume, attachment):
+        assert [e['event'] for e in _events(stack, server['id'], 'detach_volume')] == [
+            volume_attach.DETACH_EVENT]
     delete(stack, server['id'])
 
 
 def test_a_detach_cut_short_by_a_compute_restart_finishes_after_it(stack, cinder, flavor,
                                                                    quick_retries):
     server = boot_active(stack, flavor, name='detach-restart')
-    host = server['OS-EXT-SRV-ATTR:host']
     volume, attachment = _attached(stack, cinder, server)
-    try:
-        _detach_meets_outage(stack, cinder, server, volume, attachment)
+    with _outage(stack, cinder, server, volume, attachment):
         # What outlives the service: the mapping, marked as let go by the guest.
         bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
             nl_context.get_admin_context(), volume['id'], server['id'])
         assert bdm.connection_info == volume_attach.DETACHED and bdm.attachment_id
-        _restart(stack, host)
-        assert cinder.volumes[volume['id']]['status'] == 'detaching'
-        assert _listed(stack, server['id']) == [volume['id']]
-    finally:
-        cinder.faults.clear()
-    wait(lambda: cinder.volumes[volume['id']]['status'] == 'available')
-    assert cinder.attachments_of(server['id']) == []
-    wait(lambda: _listed(stack, server['id']) == [])
-    assert driver(stack, server).volumes(server['id']) == {}
+        _restart(stack, server['OS-EXT-SRV-ATTR:host'])
     delete(stack, server['id'])
