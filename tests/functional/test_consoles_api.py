@@ -7,14 +7,12 @@ import socket
 import uuid
 from urllib import parse
 
-import oslo_messaging as messaging
 import pytest
 from oslo_utils import timeutils
 
 from novalite import context as nl_context
 from novalite import exception, objects
 from novalite.api.openstack.compute import remote_consoles, server_actions
-from novalite.compute import manager as compute_manager
 from novalite.conf import CONF
 from novalite.console import auth
 from novalite.virt import fake
@@ -32,10 +30,6 @@ def stack(tmp_path_factory):
     # The legacy console actions are one of the server actions' modules.
     if remote_consoles not in server_actions.ACTION_MODULES:
         server_actions.ACTION_MODULES.append(remote_consoles)
-    # The console calls are RPC 1.9; until the manager's target says so.
-    manager = compute_manager.ComputeManager
-    if manager.target.version in ('1.7', '1.8'):
-        manager.target = messaging.Target(version='1.9')
     stack = Stack(str(tmp_path_factory.mktemp('stack')),
                   overrides={('serial_console', 'enabled'): True})
     stack.start()
