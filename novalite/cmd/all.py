@@ -4,7 +4,8 @@ API, conductor, scheduler and computes (fake driver) in this process over the in
 transport, on SQLite files under ``--state-dir``; the real Placement in-process; the
 real Glance as a child process; unless ``--no-network``, the real Neutron (ML2/OVN, an
 OVN chassis per compute host, ``novalite.allinone.network``) with a network ``private``;
-with ``--volumes``, the real Cinder on a one-node Ceph (``novalite.allinone.cinder``).
+with ``--volumes``, the real Cinder on a one-node Ceph (``novalite.allinone.cinder``);
+the noVNC and serial console proxies as threads (``novalite.allinone.consoles``).
 Glance, Neutron and Cinder start in parallel with the rest. Runs in the foreground until SIGINT
 or SIGTERM, then stops everything, Glance and Neutron included.
 
@@ -31,6 +32,7 @@ from oslo_log import log as logging
 
 from novalite.allinone import cinder, cloud, network
 from novalite.allinone.cinder import AllInOneCinder
+from novalite.allinone.consoles import Consoles
 from novalite.allinone.glance import GlanceProcess
 from novalite.allinone.network import AllInOneNeutron
 from novalite.conf import CONF
@@ -226,6 +228,8 @@ def _start_volumes(args: argparse.Namespace, state_dir: str,
     volumes = AllInOneCinder(os.path.join(state_dir, 'cinder'), args.cinder_db_server,
                              rabbit_url=args.rabbit_url)
     volumes.glance_url = glance_url
+    # Cinder's volume-reimaged event reaches novalite keystone-less at this URL.
+    volumes.nova_url = 'http://127.0.0.1:%d' % args.port
     try:
         volumes.check()
     except RuntimeError as exc:
@@ -262,8 +266,8 @@ def _wait_network(neutron: AllInOneNeutron, signals: _Signals, started: float) -
 
 
 def _usage(stack: Stack, glance: GlanceProcess, neutron: AllInOneNeutron | None,
-           volumes: AllInOneCinder | None, clouds_yaml: str, log_file: str,
-           seconds: float) -> str:
+           volumes: AllInOneCinder | None, consoles: Consoles, clouds_yaml: str,
+           log_file: str, seconds: float) -> str:
     pid = glance.process.pid if glance.process else '?'
     lines = [
         'novalite-all: a cloud in %s (started in %.1f s)' % (stack.state_dir, seconds),
@@ -285,6 +289,10 @@ def _usage(stack: Stack, glance: GlanceProcess, neutron: AllInOneNeutron | None,
             '  Ceph         %s  (mon %s)' % (volumes.ceph.dir, volumes.ceph.mon_host),
         ]
     lines += [
+        '  noVNC proxy  %s%s' % (consoles.novnc_url, '' if consoles.web else
+                                 '  (websocket only: no noVNC in %s)' % CONF.web),
+        '  Serial proxy %s%s' % (consoles.serial_url, '' if CONF.serial_console.enabled
+                                 else '  ([serial_console] enabled is false)'),
         '  Computes     %s  (fake driver%s)' % (', '.join(stack.compute_hosts),
                                                 '; an OVN chassis each' if neutron else ''),
         '  Image        %s;  flavors %s' % (cloud.IMAGE_NAME,
@@ -300,6 +308,8 @@ def _usage(stack: Stack, glance: GlanceProcess, neutron: AllInOneNeutron | None,
         '--wait vm1' % (cloud.CLOUD_NAME, cloud.IMAGE_NAME,
                         '--network ' + network.NETWORK if neutron else '--nic none'),
     ]
+    lines.append('  openstack --os-cloud %s console url show --novnc vm1   (or --serial)'
+                 % cloud.CLOUD_NAME)
     if volumes is not None:
         lines.append('  openstack --os-cloud %s volume create --size 1 vol1' % cloud.CLOUD_NAME)
     lines.append('Stop it with Ctrl-C or SIGTERM.')
@@ -335,6 +345,7 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
     glance_start = _Background(lambda: _start_glance(glance, started))
     glance_start.start()
     stack = None
+    consoles = Consoles()
     try:
         from novalite.allinone.stack import Settings, Stack  # about a second of imports
         overrides: Settings = {('neutron', 'endpoint_override'): neutron.url} if neutron else {}
@@ -344,9 +355,13 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
                               for name, value in options.items()})
         stack = Stack(state_dir, glance.url, api_port=args.port, compute_hosts=hosts,
                       overrides=overrides, config_files=tuple(args.config_files))
+        # The fake driver serves every guest a serial console: on unless a config file
+        # turns it off (a default, which the files win over).
+        CONF.set_default('enabled', True, group='serial_console')
         stack.configure()
         log_file = _setup_logging(state_dir)
         signals.check()
+        consoles.start()
         stack.start()
         api_server, placement_url = stack.api_server, stack.placement.url
         assert api_server is not None and placement_url is not None  # start() set both
@@ -367,7 +382,7 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
             stack.api, glance.url, placement_url,
             neutron.url if neutron is not None else None,
             volumes.url if volumes is not None else None))
-        print(_usage(stack, glance, neutron, volumes, clouds_yaml, log_file,
+        print(_usage(stack, glance, neutron, volumes, consoles, clouds_yaml, log_file,
                      time.monotonic() - started))
         print(READY, flush=True)
         LOG.info('%s in %.2f s', READY, time.monotonic() - started)
@@ -393,6 +408,8 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         neutron_stop.start()
         volumes_stop = _Background(volumes.stop if volumes is not None else list)
         volumes_stop.start()
+        # The proxies first: their open consoles relay over the stack's bus.
+        consoles.stop()
         if stack is not None:
             stack.stop()
         glance_stop.result()
