@@ -76,6 +76,33 @@ def test_shelve_offload_reserves_the_volume_and_unshelve_attaches_it_again(
     assert now['id'] == attachment['id'] and now['status'] == 'attached'
 
 
+def test_attach_and_detach_while_shelved_offloaded(volume_stack: Stack,
+                                                   cleanup: list) -> None:
+    stack = volume_stack
+    server_id, kept = _server_with_volume(stack, cleanup, 'vol-offloaded')
+    added = osc(stack, 'alice', 'volume', 'create', '--size', '1', 'vol-offloaded-added')
+    cleanup.append(('volume', added['id']))
+    _wait_status(stack, added['id'], 'available')
+    osc(stack, 'alice', 'server', 'shelve', '--offload', '--wait', server_id,
+        fmt_json=False)
+
+    osc(stack, 'alice', 'server', 'add', 'volume', server_id, added['id'])
+    # Held for the server with no host (Nova completes it: in-use; novalite: reserved).
+    held = _wait('volume %s held' % added['id'], lambda: (lambda v: v if v and v['status'] in (
+        'reserved', 'in-use') else None)(volumes._volume(stack, added['id'])))
+    assert not [a for a in held['attachments'] if a.get('host_name')], held
+    osc(stack, 'alice', 'server', 'remove', 'volume', server_id, kept, fmt_json=False)
+    _wait_status(stack, kept, 'available')
+    assert [a['volume_id'] for a in _attachments(stack, server_id)] == [added['id']]
+
+    osc(stack, 'alice', 'server', 'unshelve', '--wait', server_id, fmt_json=False)
+    back = _server(stack, server_id)
+    assert back['status'] == 'ACTIVE'
+    _attached_to(stack, added['id'], back['OS-EXT-SRV-ATTR:host'])
+    listed = osc(stack, 'alice', 'server', 'volume', 'list', server_id)
+    assert [(v['Volume ID'], v['Device']) for v in listed] == [(added['id'], '/dev/vdb')]
+
+
 def test_evacuate_attaches_the_volume_on_the_new_host(volume_stack: Stack,
                                                       cleanup: list) -> None:
     stack = volume_stack
