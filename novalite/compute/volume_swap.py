@@ -66,12 +66,21 @@ def _swap(mgr: ComputeManager, context: RequestContext, instance: objects.Instan
                        new_attachment_id, resize_to, by_cinder)
     _delete_old_attachment(mgr, context, bdm)
     save_volume_id = new_volume_id
+    failure: Exception | None = None
     if by_cinder:
         # Cinder gives the new volume the old one's id (its migration keeps the id):
         # the mapping keeps that one.
-        save_volume_id = mgr.volume_api.migrate_volume_completion(
-            context, old_volume_id, new_volume_id)['save_volume_id']
+        try:
+            save_volume_id = mgr.volume_api.migrate_volume_completion(
+                context, old_volume_id, new_volume_id)['save_volume_id']
+        except Exception as exc:
+            # The guest is on the new volume whatever Cinder says: so is the mapping.
+            LOG.error('Cinder did not take the end of the migration of volume %s: %s',
+                      old_volume_id, exc)
+            failure = exc
     _move_mapping(bdm, new_info, save_volume_id, new_attachment_id, resize_to)
+    if failure is not None:
+        raise failure
 
 
 def _switch(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,

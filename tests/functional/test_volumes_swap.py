@@ -292,3 +292,27 @@ def test_a_swap_cinder_asked_for_ends_with_its_completion(stack, cinder, server)
     assert bdm.connection['data']['volume_id'] == old['id']
     # The double does not move ids as Cinder does: leave nothing for the server's delete.
     cinder.volumes[old['id']].pop('migration_status')
+
+
+def test_a_completion_cinder_refuses_still_moves_the_mapping(stack, cinder, server,
+                                                            monkeypatch):
+    server_id = server['id']
+    old = _attached(stack, cinder, server_id)
+    new = cinder.add_volume()
+    cinder.volumes[old['id']]['migration_status'] = 'migrating'
+    manager = stack.computes[server['OS-EXT-SRV-ATTR:host']].manager
+
+    def refuse(context, old_volume_id, new_volume_id, error=False):
+        raise exception.VolumeError(message='Cinder refused the completion', status=500)
+    monkeypatch.setattr(manager.volume_api, 'migrate_volume_completion', refuse)
+    resp = _swap(stack, server_id, old['id'], new['id'])
+    assert resp.status_code == 202, resp.text
+    wait(lambda: _swap_events(stack, server_id) == [('compute_swap_volume', 'Error')])
+    # The guest is on the new volume: so is the server's mapping, with its attachment.
+    (held,) = cinder.attachments_of(server_id)
+    assert held['volume_id'] == new['id']
+    (listed,) = _listed(stack, server_id)
+    assert listed['volumeId'] == new['id'] and listed['attachment_id'] == held['id']
+    assert driver(stack, server).volumes(server_id)['/dev/vdb']['serial'] == new['id']
+    assert cinder.volumes[old['id']]['status'] == 'available'
+    cinder.volumes[old['id']].pop('migration_status')
