@@ -136,12 +136,14 @@ class ComputeManager(manager.Manager):
         for nodename in self.driver.get_available_nodes():
             self.rt.update_available_resource(context, nodename)
         build.recover_interrupted_builds(self, context)
+        volume_attach.resume_detaches(self, context)
         evacuate.destroy_evacuated_instances(self, context)
         guest_audit.audit_guests(self, context)
         self._indirection_api = obj_base.current_indirection_api()
         self.driver.register_event_listener(self.handle_lifecycle_event)
 
     def cleanup_host(self) -> None:
+        volume_attach.stop_detaches(self)
         self.driver.cleanup_host(self.host)
 
     @periodic_task.periodic_task(spacing=CONF.update_resources_interval, run_immediately=False)
