@@ -71,18 +71,14 @@ def _restart(stack, host):
     """Stop the compute service of ``host`` and start a new one there (a new manager;
     the guests outlive the service, as libvirt's do: the same driver)."""
     old = stack.computes[host]
-    old.stop()
-    # What the manager's cleanup_host and init_host call (the hooks suggested to its
-    # owner); calling them again is harmless.
-    volume_attach.stop_detaches(old.manager)
+    old.stop()  # cleanup_host ends the old manager's retry loops
     stack.services.remove(old)
     mgr = compute_manager.ComputeManager(host=host, driver=old.manager.driver)
     new = Service(host, 'novalite-compute', compute_rpcapi.RPC_TOPIC, mgr,
                   indirection_api=conductor_rpcapi.ConductorAPI())
     new.start()
     stack.services.append(new)
-    stack.computes[host] = new
-    new._call(volume_attach.resume_detaches, mgr, nl_context.get_admin_context())
+    stack.computes[host] = new  # init_host resumed the detaches marked as let go
 
 
 @contextlib.contextmanager
