@@ -10,6 +10,7 @@ connector and completes it.
 """
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from novalite import context as nl_context
 from novalite import objects
 from novalite.compute import evacuate as compute_evacuate
+from novalite.conf import CONF
 from novalite.volume import cinder as volume_cinder
 from tests.functional import volume_stack
 from tests.functional.volume_stack import boot_active, delete, driver, wait
@@ -297,7 +299,7 @@ def test_evacuate_moves_the_attachments_and_delete_on_termination_holds(
     assert cinder.attachments_of(server_id) == []
 
 
-@pytest.mark.parametrize('step', ['update', 'complete'])
+@pytest.mark.parametrize('step', ['update', 'complete', 'unreachable'])
 def test_cinder_failing_the_unshelve_connect_keeps_the_volume_reserved(
         stack, cinder, flavor, clean, step):
     volume = cinder.add_volume()
@@ -309,13 +311,19 @@ def test_cinder_failing_the_unshelve_connect_keeps_the_volume_reserved(
         # Every try of the update (it is tried again on a 500).
         cinder.fail_next(500, 'update refused', count=volume_cinder.ATTACHMENT_TRIES,
                          path='/attachments/%s' % reserved)
-    else:
+    elif step == 'complete':
         cinder.fail_next(500, 'complete refused', path='/attachments/%s/action' % reserved)
+    else:
+        # Nothing answers: not even the host's release after the failure gets through.
+        CONF.set_override('endpoint_template', _dead_endpoint(), group='cinder')
 
-    resp = _action(stack, server_id, {'unshelve': None})
-    assert resp.status_code == 202, resp.text
-    assert _events(stack, server_id, 'unshelve', 'compute_unshelve_instance')[
-        'compute_unshelve_instance'] == 'Error'
+    try:
+        resp = _action(stack, server_id, {'unshelve': None})
+        assert resp.status_code == 202, resp.text
+        assert _events(stack, server_id, 'unshelve', 'compute_unshelve_instance')[
+            'compute_unshelve_instance'] == 'Error'
+    finally:
+        CONF.set_override('endpoint_template', cinder.url + '/v3', group='cinder')
     failed = _settled(stack, server_id, 'SHELVED_OFFLOADED')
     assert failed['OS-EXT-SRV-ATTR:host'] is None
     assert _allocations(stack, server_id) == {}
@@ -327,6 +335,14 @@ def test_cinder_failing_the_unshelve_connect_keeps_the_volume_reserved(
 
     back = _unshelved(stack, server_id)
     _assert_attached_on(stack, cinder, back, [volume['id']])
+
+
+def _dead_endpoint():
+    """A loopback URL nothing listens on (the port was free a moment ago)."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    return 'http://127.0.0.1:%d/v3' % port
 
 
 def test_cinder_failing_the_offload_leaves_the_server_shelved_on_its_host(
