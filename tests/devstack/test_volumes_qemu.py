@@ -13,7 +13,11 @@ volume into running guest A (``server add volume``); A writes ``NL-VOLUME-MARKER
 <uuid>`` to its first sector, reads it back from the disk and prints it on its console.
 Ceph's object then holds that line. A is deleted with the volume attached; the volume is
 ``available`` again, and attached to a new guest B, which finds the same line and
-prints it. B lets go of it on ``server remove volume`` (a hot unplug), and at the end no
+prints it. The admin then swaps B's volume for a 2 GiB one while B runs (libvirt's
+block copy onto the new RBD image, then a pivot): Ceph's copy holds the line, B's
+definition names the new volume (B keeps seeing 1 GiB until started again), the old
+volume is ``available``. B
+lets go of the new one on ``server remove volume`` (a hot unplug), and at the end no
 domain, attachment, volume or RBD image is left. Two guest boots in all: TCG is slow.
 
 Needs what ``test_qemu`` needs and what ``test_volumes`` needs; skips without them,
@@ -219,6 +223,45 @@ def _first_object(stack: Stack, volume_id: str, tmp_dir: str) -> bytes:
         return data.read()
 
 
+def _swap(stack: Stack, server_id: str, old_id: str, marker: str, tmp_dir: str) -> str:
+    """Swap the running guest's volume ``old_id`` for a new 2 GiB volume; the new one's
+    id once the guest runs on it (its RBD image holds ``marker``) and the old one is
+    ``available``."""
+    assert stack.cinder is not None
+    new_id = clients.osc(stack, 'volume', 'create', '--size', '2', 'qemu-vol-2')['id']
+    _wait_volume(stack, new_id, 'available')
+    resp = stack.api('PUT', '/servers/%s/os-volume_attachments/%s' % (server_id, old_id),
+                     microversion='2.85', json={'volumeAttachment': {'volumeId': new_id}})
+    assert resp.status_code == 202, resp.text
+    swapped = _wait_volume(stack, new_id, 'in-use')
+    assert [(a['server_id'], a['device']) for a in swapped['attachments']] == [
+        (server_id, '/dev/vdb')], swapped
+    assert _wait_volume(stack, old_id, 'available')['attachments'] == []
+    (held,) = _attachments(stack, server_id)
+    assert held['volume_id'] == new_id
+    # The running guest reads the new image (its serial stays the old volume's until
+    # it is started again: QEMU cannot change it); the definition has the new volume.
+    (live,) = _volume_disks(server_id)
+    source = live.find('source')
+    assert source is not None and source.get('name') == 'volumes/volume-%s' % new_id
+    (defined,) = _volume_disks(server_id, libvirt.VIR_DOMAIN_XML_INACTIVE)
+    assert defined.findtext('serial') == new_id
+    assert defined.find('source/slices') is None, ET.tostring(defined)
+    # The copy went to a 1 GiB slice of the 2 GiB image (QEMU mirrors onto a target of
+    # the source's size): the running guest keeps its 1 GiB until started again.
+    conn = libvirt.open(libvirtd.URI)
+    try:
+        capacity = conn.lookupByUUIDString(server_id).blockInfo('vdb')[0]
+    finally:
+        conn.close()
+    assert capacity == 1024 ** 3
+    # The copy: the marker the guest wrote on the old volume is on the new one.
+    assert _first_object(stack, new_id, tmp_dir).startswith(marker.encode() + b'\n')
+    listed = clients.osc(stack, 'server', 'volume', 'list', server_id)
+    assert [v['Volume ID'] for v in listed] == [new_id]
+    return new_id
+
+
 def test_a_guest_writes_a_volume_that_another_guest_reads(
         libvirt_host: guest_image.GuestImage, qemu_stack: Stack, tmp_path: Any) -> None:
     stack = qemu_stack
@@ -226,6 +269,7 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
     started = time.monotonic()
     _upload(stack, libvirt_host)
     volume_id = clients.osc(stack, 'volume', 'create', '--size', '1', 'qemu-vol')['id']
+    first_volume_id = volume_id
     _wait_volume(stack, volume_id, 'available')
 
     # Guest A: the volume hot-plugged; it writes the marker and reads it back.
@@ -258,6 +302,10 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
     assert found.group(1) == marker
     assert guest_image.VOLUME_WROTE_MARKER not in _console(stack, server_b)
 
+    # B's volume swapped (by the admin) for a larger one while B runs: libvirt copies
+    # the disk onto the new RBD image and pivots the guest onto it.
+    volume_id = _swap(stack, server_b, volume_id, marker, str(tmp_path))
+
     # A hot unplug: the disk leaves the running guest and its definition.
     clients.osc(stack, 'server', 'remove', 'volume', server_b, volume_id, fmt_json=False)
     assert _wait_volume(stack, volume_id, 'available')['attachments'] == []
@@ -267,12 +315,16 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
 
     clients.osc(stack, 'server', 'delete', '--wait', server_b, fmt_json=False,
                 timeout=BOOT_TIMEOUT)
-    clients.osc(stack, 'volume', 'delete', volume_id, fmt_json=False)
-    Stack.wait_for(lambda: _volume(stack, volume_id) is None, VOLUME_TIMEOUT,
-                   'volume %s deleted' % volume_id, interval=0.5)
+    volume_ids = [first_volume_id, volume_id]
+    for each in volume_ids:
+        clients.osc(stack, 'volume', 'delete', each, fmt_json=False)
+    for each in volume_ids:
+        Stack.wait_for(lambda v=each: _volume(stack, v) is None, VOLUME_TIMEOUT,
+                       'volume %s deleted' % each, interval=0.5)
     print('test wall time %.1f s' % (time.monotonic() - started))
     assert not {server_a, server_b} & _domain_uuids()
     assert _attachments(stack, server_b) == []
-    assert 'volume-%s' % volume_id not in stack.cinder.ceph.rbd('ls', 'volumes').split()
+    images = stack.cinder.ceph.rbd('ls', 'volumes').split()
+    assert not {'volume-%s' % v for v in volume_ids} & set(images), images
     for server_id in (server_a, server_b):
         assert clients.allocations(stack, server_id) == {}
