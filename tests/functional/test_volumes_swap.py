@@ -17,20 +17,6 @@ from tests.functional.volume_stack import boot_active, delete, driver, fault, wa
 cinder, stack, flavor = volume_stack.cinder, volume_stack.stack, volume_stack.flavor
 
 
-@pytest.fixture(scope='module', autouse=True)
-def _compute_rpc_1_8():
-    """The compute manager's endpoint must take RPC 1.8 (swap_volume); until
-    compute/manager.py says so itself, its target is raised for this module."""
-    import oslo_messaging as messaging
-
-    from novalite.compute.manager import ComputeManager
-    saved = ComputeManager.target
-    if tuple(int(p) for p in saved.version.split('.')) < (1, 8):
-        ComputeManager.target = messaging.Target(version='1.9')
-    yield
-    ComputeManager.target = saved
-
-
 @pytest.fixture
 def server(stack, flavor):
     server = boot_active(stack, flavor, name='swap-vm')
