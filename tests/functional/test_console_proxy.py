@@ -36,6 +36,7 @@ from novalite.conf import CONF
 from novalite.console import auth, baseproxy, websocketproxy
 from novalite.context import get_admin_context
 from novalite.virt import fake
+from tests.chromium import DevTools
 from tests.functional.stack import Stack
 
 GREETING = b'console-double ready\r\n'
@@ -521,40 +522,6 @@ def _need(*paths: str) -> None:
         if os.environ.get('CI'):
             pytest.fail('not installed (tools/setup.sh): %s' % missing)
         pytest.skip('not installed: %s' % missing)
-
-
-class DevTools:
-    """Chromium's DevTools protocol over a websocket: one page, commands in turn."""
-
-    def __init__(self, port: int) -> None:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen('http://127.0.0.1:%d/json/list' % port,
-                                            timeout=5) as resp:
-                    pages = [t for t in json.load(resp) if t['type'] == 'page']
-                if pages:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, 'Chromium does not answer'
-            time.sleep(0.2)
-        self.ws = websocket.create_connection(pages[0]['webSocketDebuggerUrl'], timeout=30,
-                                              suppress_origin=True)
-        self.next_id = 0
-
-    def call(self, method: str, **params: object) -> dict:
-        self.next_id += 1
-        self.ws.send(json.dumps({'id': self.next_id, 'method': method, 'params': params}))
-        while True:
-            answer = json.loads(self.ws.recv())
-            if answer.get('id') == self.next_id:
-                assert 'error' not in answer, answer
-                return answer['result']
-
-    def evaluate(self, expression: str) -> object:
-        return self.call('Runtime.evaluate', expression=expression,
-                         returnByValue=True)['result'].get('value')
 
 
 @pytest.fixture
