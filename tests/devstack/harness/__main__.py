@@ -18,11 +18,14 @@ from tests.devstack.harness.placement import ISOLATIONS
 
 def _up(args: argparse.Namespace) -> int:
     conf = {'DEFAULT': {'concurrency_backend': args.concurrency}}
+    if args.consoles:
+        # Guests' serial consoles too (the fake driver serves one per running guest).
+        conf['serial_console'] = {'enabled': True}
     stack = devstack.Stack(args.state_dir, backend=args.db, conf=conf,
                            computes=tuple(args.compute), auth=args.auth,
                            placement_isolation=args.placement_isolation,
                            network=args.network, config_files=tuple(args.config_file),
-                           volumes=args.volumes)
+                           volumes=args.volumes, consoles=args.consoles)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -36,10 +39,15 @@ def _up(args: argparse.Namespace) -> int:
     if stack.cinder is not None:
         print('Cinder: %s  (RBD on Ceph in %s; libvirt secret %s)'
               % (stack.cinder.url, stack.cinder.ceph.dir, stack.cinder.secret_uuid))
+    if stack.consoles:
+        print('Console proxies: noVNC %s  serial %s' % (stack.novncproxy_url,
+                                                        stack.serialproxy_url))
     print('clouds.yaml: %s' % stack.clouds_yaml)
     print('  export OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=novalite' % stack.clouds_yaml)
     print('  openstack server create --image %s --flavor m1.nano --nic none --wait vm1'
           % devstack.IMAGE_NAME)
+    if stack.consoles:
+        print('  openstack console url show --novnc vm1   (or --serial)')
     print('logs: %s   (Ctrl-C tears the stack down)' % stack.log_dir, flush=True)
     while not stop.wait(1):
         dead = [n for n, d in stack.daemons.items() if not d.running()]
@@ -78,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--volumes', action='store_true',
                         help='Also the real Cinder (.venv-cinder) on a one-node Ceph '
                              '(tools/setup.sh installs it); its own database and vhost.')
+    parser.add_argument('--consoles', action='store_true',
+                        help='Also the console proxies novalite-novncproxy (Debian\'s noVNC) '
+                             'and novalite-serialproxy, their URLs in every daemon\'s '
+                             '[vnc] and [serial_console] options.')
     parser.add_argument('--compute', action='append', default=None,
                         help='A compute host name (repeat it; default hostA and hostB).')
     parser.add_argument('--placement-isolation', choices=sorted(ISOLATIONS),

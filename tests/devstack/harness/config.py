@@ -66,6 +66,17 @@ def base_conf(transport_url: str, api_db: str, cell_db: str, api_port: int,
     }
 
 
+def console_conf(novnc_port: int, serial_port: int) -> Sections:
+    """The console proxies' ports (novalite-novncproxy and novalite-serialproxy on
+    127.0.0.1) and the URLs the computes put in console URLs, which name them."""
+    return {
+        'vnc': {'novncproxy_host': '127.0.0.1', 'novncproxy_port': novnc_port,
+                'novncproxy_base_url': 'http://127.0.0.1:%d/vnc_lite.html' % novnc_port},
+        'serial_console': {'serialproxy_host': '127.0.0.1', 'serialproxy_port': serial_port,
+                           'base_url': 'ws://127.0.0.1:%d/' % serial_port},
+    }
+
+
 def clouds_yaml(path: str, api_url: str, glance_url: str, placement_url: str,
                 network_url: str | None = None, volume_url: str | None = None) -> None:
     """A cloud named ``novalite`` reached with the noauth2 token ``admin:admin``; with

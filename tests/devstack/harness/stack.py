@@ -2,7 +2,8 @@
 and each novalite daemon a process of its own started from its systemd unit's command line;
 with ``network=True`` also the real Neutron on OVN (``tests.devstack.harness.neutron``);
 with ``volumes=True`` also the real Cinder on a one-node Ceph
-(``tests.devstack.harness.cinder``).
+(``tests.devstack.harness.cinder``); with ``consoles=True`` also the console proxy daemons
+novalite-novncproxy and novalite-serialproxy.
 
 With ``netns_computes=True`` each compute host whose OVN chassis has a network namespace
 of its own runs its novalite-compute inside it, so that what the compute makes (os-vif's
@@ -21,6 +22,7 @@ import configparser
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -54,6 +56,8 @@ IMAGE_NAME = 'cirros-tiny'
 IMAGE_DATA = b'novalite devstack image\n' * 256
 FLAVORS = (('m1.nano', 1, 128, 1), ('m1.tiny', 1, 512, 1))
 CONTROLLER_DAEMONS = ('conductor', 'scheduler')
+# Daemons that serve no RPC (no heartbeat): ready once they listen.
+CONSOLE_PROXIES = ('novncproxy', 'serialproxy')
 # Ports of service URLs that name none.
 DEFAULT_PORTS = {'rabbit': 5672, 'mysql': 3306, 'postgresql': 5432, 'http': 80,
                  'https': 443}
@@ -94,6 +98,10 @@ class Stack:
     :param db_gate_placement: with ``db_gate``, Placement's database behind the gate too
         (one server for all, as a devstack has it); False keeps Placement out of the
         outage, to tell its part from the novalite daemons'
+    :param consoles: also the console proxies novalite-novncproxy (with Debian's noVNC)
+        and novalite-serialproxy, each a process with a config file like the API's, on
+        ports of their own (``novncproxy_url``, ``serialproxy_url``), which every
+        daemon's ``[vnc] novncproxy_base_url`` and ``[serial_console] base_url`` name
     """
 
     def __init__(self, state_dir: str, backend: str = 'mysql',
@@ -106,7 +114,8 @@ class Stack:
                  netns_computes: bool = False,
                  before_daemons: Callable[[Stack], None] | None = None,
                  config_files: tuple[str, ...] = (), db_gate: bool = False,
-                 db_gate_placement: bool = True, volumes: bool = False) -> None:
+                 db_gate_placement: bool = True, volumes: bool = False,
+                 consoles: bool = False) -> None:
         """:param placement_gunicorn: Placement's (workers, threads per worker).
         :param placement_isolation: Placement's transaction isolation on MySQL/MariaDB,
             a key of ``placement.ISOLATIONS``.
@@ -123,6 +132,9 @@ class Stack:
         self.neutron: NeutronEnvironment | None = None
         self.volumes = volumes
         self.cinder: CinderEnvironment | None = None
+        self.consoles = consoles
+        # The proxies' ports, chosen at start-up (with ``consoles``).
+        self.console_ports: dict[str, int] = {}
         self.auth = auth
         self.keystone: KeystoneProcess | None = None
         # Set once Keystone has the stack's users and catalog (Neutron waits for it).
@@ -200,6 +212,7 @@ class Stack:
                 os.path.join(self.state_dir, 'cinder'), self.name,
                 on_record=self._record_volumes, keystone=self._cinder_keystone())
             self.cinder.glance_url = self.glance.url
+            self.cinder.nova_url = self.api_url
             self.cinder.check()
             # Ceph and Cinder's schema take seconds: beside everything else.
             self.cinder.launch()
@@ -353,13 +366,17 @@ class Stack:
             base = config.merge(base, self.neutron.daemon_conf())
         if self.cinder is not None:
             base = config.merge(base, self.cinder.daemon_conf())
+        if self.consoles:
+            self.console_ports = {name: glance_process.free_port() for name in CONSOLE_PROXIES}
+            base = config.merge(base, config.console_conf(*(
+                self.console_ports[name] for name in CONSOLE_PROXIES)))
         if self.keystone is not None:
             # [glance]: the service user for calls on behalf of no user (user calls carry
             # the user's token).
             base = config.merge(base, {'api': {'auth_strategy': 'keystone'},
                                        'keystone_authtoken': self.keystone.authtoken_conf(),
                                        'glance': self.keystone.password_conf('nova')})
-        for name in ('api', *CONTROLLER_DAEMONS):
+        for name in ('api', *CONTROLLER_DAEMONS, *self._proxy_names()):
             self._write_daemon_conf(name, base)
         for name in self._compute_names():
             self._write_daemon_conf(name, config.merge(base, self._switch_conf(name)))
@@ -376,7 +393,8 @@ class Stack:
         """
         # Created API first, conductor last: the order in which stopping them one by
         # one leaves no daemon waiting on one already gone.
-        names = ('api', *self._compute_names(), *reversed(CONTROLLER_DAEMONS))
+        names = ('api', *self._proxy_names(), *self._compute_names(),
+                 *reversed(CONTROLLER_DAEMONS))
         for name in names:
             argv = process.unit_command(self._unit(name), self.bin_dir, self.conf_file(name))
             for path in self.config_files:
@@ -385,7 +403,7 @@ class Stack:
             self.daemons[name] = process.Process(
                 name, argv if netns is None else ['ip', 'netns', 'exec', netns, *argv],
                 os.path.join(self.log_dir, name + '.stdout'))
-        services = [name for name in names if name != 'api']
+        services = [name for name in names if name != 'api' and name not in CONSOLE_PROXIES]
         before = self._report_counts()
         for name in names:
             self.start(name, wait=False)
@@ -399,6 +417,8 @@ class Stack:
             counts = self._report_counts()
             if any(counts.get(self._service_key(name), -1)
                    <= before.get(self._service_key(name), -1) for name in services):
+                return False
+            if not all(self._proxy_listens(name) for name in self._proxy_names()):
                 return False
             return set(self.compute_nodes()) >= set(self.computes) and self._api_answers()
         self.wait_for(ready, 90, 'the daemons (heartbeats, compute nodes, the Compute API)',
@@ -483,6 +503,28 @@ class Stack:
 
     def _compute_names(self) -> list[str]:
         return ['compute-' + host for host in self.computes]
+
+    def _proxy_names(self) -> tuple[str, ...]:
+        return CONSOLE_PROXIES if self.consoles else ()
+
+    @property
+    def novncproxy_url(self) -> str:
+        """The noVNC page behind the console URLs ('' without ``consoles``)."""
+        port = self.console_ports.get('novncproxy')
+        return 'http://127.0.0.1:%d/vnc_lite.html' % port if port else ''
+
+    @property
+    def serialproxy_url(self) -> str:
+        """The serial proxy's websocket ('' without ``consoles``)."""
+        port = self.console_ports.get('serialproxy')
+        return 'ws://127.0.0.1:%d/' % port if port else ''
+
+    def _proxy_listens(self, name: str) -> bool:
+        try:
+            socket.create_connection(('127.0.0.1', self.console_ports[name]), 2).close()
+        except OSError:
+            return False
+        return True
 
     def _unit(self, name: str) -> str:
         binary = 'compute' if name.startswith('compute-') else name
@@ -628,7 +670,7 @@ class Stack:
 
     def start(self, name: str, wait: bool = True) -> None:
         """Start a stopped daemon with the same command line; wait for its heartbeat."""
-        before = -1 if name == 'api' or not wait else self.report_count(
+        before = -1 if name in ('api', *CONSOLE_PROXIES) or not wait else self.report_count(
             *self._service_key(name))
         daemon = self.daemons[name]
         daemon.start()
@@ -642,6 +684,13 @@ class Stack:
             self.wait_api(timeout)
             return
         daemon = self.daemons[name]
+        if name in CONSOLE_PROXIES:
+            def listening() -> bool:
+                if not daemon.running():
+                    raise RuntimeError('%s exited:\n%s' % (name, daemon.tail()))
+                return self._proxy_listens(name)
+            self.wait_for(listening, timeout, '%s listening' % name, 0.05)
+            return
 
         def beating() -> bool:
             if not daemon.running():
@@ -728,14 +777,32 @@ class Stack:
         if self._glance_thread is not None:
             # A start-up that failed early must not leave a Glance starting behind it.
             self._glance_thread.join(120)
-        errors = teardown(self.record, self.state_dir, self.daemons, self.placement,
-                          self.glance, self.neutron, self.cinder)
+        errors = self._stop_proxies()
+        errors += teardown(self.record, self.state_dir, self.daemons, self.placement,
+                           self.glance, self.neutron, self.cinder)
         self.daemons = {}
         left = errors + leftovers(self.record, self.state_dir)
         self.timings['down'] = time.monotonic() - started
         if check and left:
             raise RuntimeError('the stack left things behind: %s' % '; '.join(left))
         return left
+
+
+    def _stop_proxies(self) -> list[str]:
+        """SIGTERM the console proxies, which must end as systemd expects (exit 0, their
+        connections' processes with them); returns what went wrong."""
+        errors = []
+        # Those a test stopped or killed are not asked again.
+        proxies = [self.daemons[name] for name in CONSOLE_PROXIES
+                   if name in self.daemons and self.daemons[name].running()]
+        for proxy in proxies:
+            proxy.signal(signal.SIGTERM)
+        for proxy in proxies:
+            code = proxy.stop()
+            if code != 0:
+                errors.append('%s exited %s at its stop:\n%s' % (proxy.name, code,
+                                                                proxy.tail()))
+        return errors
 
 
 def _harness_env() -> dict[str, str]:
