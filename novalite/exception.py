@@ -770,9 +770,12 @@ class ConsoleTypeUnavailable(Invalid):
     msg_fmt = 'Unavailable console type %(console_type)s.'
 
 
-class ConsoleNotAvailable(NovaliteException):
+class ConsoleNotAvailable(Conflict):
     msg_fmt = 'Guest does not have a console available.'
-    code = 409
+
+
+class InstanceNotReady(Conflict):
+    msg_fmt = 'Instance %(instance_id)s is not ready'
 
 
 class ConsolePortRangeExhausted(NovaliteException):

@@ -89,7 +89,7 @@ def _authorize(context: RequestContext, instance: objects.Instance, console_type
 
 def not_ready(instance_uuid: str) -> exception.Conflict:
     """Nova's InstanceNotReady (409 from the API)."""
-    return exception.Conflict(message='Instance %s is not ready' % instance_uuid)
+    return exception.InstanceNotReady(instance_id=instance_uuid)
 
 
 def clean_tokens(context: RequestContext, instance_uuid: str) -> None:

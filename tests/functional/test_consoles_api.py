@@ -12,7 +12,6 @@ from oslo_utils import timeutils
 
 from novalite import context as nl_context
 from novalite import exception, objects
-from novalite.api.openstack.compute import remote_consoles, server_actions
 from novalite.conf import CONF
 from novalite.console import auth
 from novalite.virt import fake
@@ -27,9 +26,6 @@ SERIAL_BASE = CONF.serial_console.base_url
 
 @pytest.fixture(scope='module')
 def stack(tmp_path_factory):
-    # The legacy console actions are one of the server actions' modules.
-    if remote_consoles not in server_actions.ACTION_MODULES:
-        server_actions.ACTION_MODULES.append(remote_consoles)
     stack = Stack(str(tmp_path_factory.mktemp('stack')),
                   overrides={('serial_console', 'enabled'): True})
     stack.start()

@@ -85,7 +85,7 @@ def test_attach_list_show_and_detach(stack, cinder, server):
     assert driver(stack, server).volumes(server_id) == {}
 
 
-def test_update_delete_on_termination_from_2_85_and_swap_refused(stack, cinder, server):
+def test_update_delete_on_termination_from_2_85_and_swap_for_admins_only(stack, cinder, server):
     server_id = server['id']
     volume = cinder.add_volume()
     other = cinder.add_volume()
@@ -101,10 +101,11 @@ def test_update_delete_on_termination_from_2_85_and_swap_refused(stack, cinder, 
     resp = stack.request('PUT', path, version='2.84', json={'volumeAttachment': {
         'volumeId': volume['id'], 'delete_on_termination': False}})
     assert resp.status_code == 400, resp.text
+    # A swap (test_volumes_swap.py) is for administrators and services only.
     for version in ('2.1', '2.85'):
-        resp = stack.request('PUT', path, version=version, json={'volumeAttachment': {
-            'volumeId': other['id']}})
-        assert 'Swapping the volume of a server is not supported' in fault(resp, 400)
+        resp = stack.request('PUT', path, version=version, token='alice:admin', json={
+            'volumeAttachment': {'volumeId': other['id']}})
+        assert resp.status_code == 403, resp.text
     assert cinder.volumes[other['id']]['status'] == 'available'
     assert cinder.volumes[volume['id']]['status'] == 'in-use'
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from oslo_log import log as logging
 
 from novalite import exception, objects
-from novalite.virt.libvirt import config
+from novalite.virt.libvirt import config, serial
 
 if TYPE_CHECKING:
     from novalite.context import RequestContext
@@ -84,9 +84,12 @@ def _rescue_xml(drv: LibvirtDriver, context: RequestContext, instance: objects.I
                              'kernel.rescue')
     initrd = drv._copy_image(context, properties.get('ramdisk_id'), directory,
                              'ramdisk.rescue')
+    # The rescued guest keeps the serial console port of the domain it replaces.
+    ports = serial.tcp_ports(original)
     return config.guest_config(
         instance, drv.virt_type, disks, os.path.join(directory, 'console.log'),
-        image_meta=image_meta, kernel=kernel, initrd=initrd).to_xml()
+        image_meta=image_meta, kernel=kernel, initrd=initrd,
+        serial_port=ports[0] if ports else None).to_xml()
 
 
 def unrescue(drv: LibvirtDriver, instance: objects.Instance) -> None:

@@ -260,14 +260,12 @@ def test_detach_of_a_disk_or_guest_that_is_gone_is_done(drv, ctxt):
     drv.detach_volume(ctxt, rbd_info(VOL2), instance, '/dev/vdb')
 
 
-def test_encrypted_volumes_and_swap_are_refused(drv, ctxt):
+def test_encrypted_volumes_are_refused(drv, ctxt):
     instance = make_instance()
     drv.spawn(ctxt, instance, None, [], None, {})
     with pytest.raises(exception.VolumeAttachFailed, match='encrypted'):
         drv.attach_volume(ctxt, rbd_info(VOL2), instance, '/dev/vdb',
                           encryption={'provider': 'luks'})
-    with pytest.raises(NotImplementedError, match='swap_volume'):
-        drv.swap_volume(ctxt, rbd_info(VOL1), rbd_info(VOL2), instance, '/dev/vdb', 0)
 
 
 # -- the device calls, on a domain double -------------------------------------------------

@@ -22,6 +22,7 @@ from novalite.api.openstack.compute import (
     migrate_server,
     multinic,
     pause_server,
+    remote_consoles,
     rescue,
     security_groups,
     server_rebuild,
@@ -47,7 +48,7 @@ SERVERS = srv_policies.SERVERS
 ACTION_MODULES: list[ModuleType] = [
     pause_server, suspend_server, lock_server, rescue, admin_actions, admin_password,
     trigger_crash_dump, deferred_delete, server_rebuild, shelve, migrate_server, evacuate,
-    multinic, security_groups, floating_ips,
+    multinic, security_groups, floating_ips, remote_consoles,
 ]
 
 # Control characters other than tab and newline would break clients' terminals.
