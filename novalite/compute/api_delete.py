@@ -19,7 +19,14 @@ from oslo_utils import timeutils
 
 from novalite import context as nl_context
 from novalite import exception, objects, transient
-from novalite.compute import api_volumes, instance_actions, instance_edit, task_states, vm_states
+from novalite.compute import (
+    api_volumes,
+    consoles,
+    instance_actions,
+    instance_edit,
+    task_states,
+    vm_states,
+)
 from novalite.context import RequestContext
 from novalite.db import engine
 
@@ -157,6 +164,7 @@ def _local_delete(api: API, context: RequestContext, instance: objects.Instance,
             'Placement (%s). Try again later.' % (instance.uuid,
                                                   exc.format_message()))) from exc
     _local_cleanup_volumes(api, context, bdms)
+    consoles.clean_tokens(instance._context, instance.uuid)
     instance.terminated_at = timeutils.utcnow(with_timezone=True)
     instance.save()
     instance.destroy()

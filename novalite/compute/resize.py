@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 from oslo_log import log as logging
 
 from novalite import exception, notifications, objects
-from novalite.compute import block_devices, ports, task_states, vm_states, volume_moves
+from novalite.compute import (
+    block_devices,
+    consoles,
+    ports,
+    task_states,
+    vm_states,
+    volume_moves,
+)
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.compute.operation import operation
 from novalite.conf import CONF
@@ -184,6 +191,7 @@ def finish_resize(mgr: ComputeManager, context: RequestContext, instance: object
                 context, migration, instance, disk_info, network_info, None,
                 resize_instance=old.id != new.id, allocations=allocations,
                 block_device_info=bdi, power_on=old_vm_state != vm_states.STOPPED)
+            consoles.clean_tokens(context, instance.uuid)  # they name the old host
             _save_migration(migration, 'finished')
             instance.power_state = mgr.driver.get_info(instance).state
             instance.vm_state = vm_states.RESIZED
@@ -251,6 +259,7 @@ def revert_resize(mgr: ComputeManager, context: RequestContext, instance: object
         bdms = volume_moves.instance_volumes(context, instance)
         mgr.driver.destroy(context, instance, destroy_disks=True,
                            block_device_info=block_devices.block_device_info(bdms))
+        consoles.clean_tokens(context, instance.uuid)
         volume_moves.release_host(mgr, context, instance, bdms)
         mgr.rt.drop_move_claim(context, migration.uuid)
         if migration.source_compute != mgr.host:

@@ -278,3 +278,20 @@ def test_the_fake_guests_console_needs_a_running_guest(stack, server):
         driver.power_on(ctxt, instance)
     with pytest.raises(exception.InstanceNotFound):
         driver.get_vnc_console(ctxt, objects.Instance(uuid=str(uuid.uuid4())))
+
+
+def test_a_migrated_server_drops_its_tokens(stack, server):
+    """A token names the old host's console: once the server moves it is refused."""
+    flavor = stack.request('GET', '/flavors/detail').json()['flavors'][0]['id']
+    moving = _boot(stack, flavor)
+    token = _token_of(_console(stack, moving)['remote_console']['url'])
+    _show_token(stack, token)
+    resp = stack.request('POST', '/servers/%s/action' % moving, token=ADMIN,
+                         json={'migrate': None})
+    assert resp.status_code == 202, resp.text
+    stack.wait_for_status(moving, ('VERIFY_RESIZE',))
+    _show_token(stack, token, code=404)
+    with pytest.raises(exception.InvalidToken):
+        auth.redeem(nl_context.get_admin_context(), token)
+    assert stack.request('DELETE', '/servers/%s' % moving, token=OWNER).status_code == 204
+    stack.wait_for_deleted(moving)
