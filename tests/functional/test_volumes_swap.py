@@ -1,8 +1,12 @@
 """Swapping a server's volume (os-volume_attachments PUT with another volume) end to
-end with the Cinder double and the fake driver: the mapping, both attachments and the
-guest moved to the new volume; Nova's refusals, each leaving both volumes as they were;
-a driver that fails the swap leaves the server on the old volume with the error
-recorded; a swap Cinder asked for (its migration) ends with its completion call."""
+end with the Cinder double and the fake driver. As in Nova 34, only a volume Cinder
+migrates (its ``migration_status`` set) is swapped, anything else is refused with 409
+before the new volume is looked at. A swap Cinder asked for (``migrating`` or
+``retyping``) ends with its completion call and the server keeps the id Cinder answers;
+a volume with an older migration status (``success``) is let through as Nova does, and
+then the mapping, both attachments and the guest move to the new volume. Nova's other
+refusals leave both volumes as they were; a driver that fails the swap leaves the
+server on the old volume with the error recorded."""
 from __future__ import annotations
 
 import uuid
@@ -42,6 +46,12 @@ def _attached(stack, cinder, server_id, size=1, **extra):
 def _swap(stack, server_id, old_id, new_id, version='2.1', token='admin:admin', **extra):
     return stack.request('PUT', _path(server_id, old_id), version=version, token=token,
                          json={'volumeAttachment': dict({'volumeId': new_id}, **extra)})
+
+
+def _migrating(cinder, volume, status='migrating'):
+    """The old volume as Cinder shows it (to an administrator) while it migrates."""
+    cinder.volumes[volume['id']]['migration_status'] = status
+    return volume
 
 
 def _listed(stack, server_id):
@@ -87,6 +97,9 @@ def test_swap_moves_the_guest_the_mapping_and_both_attachments(stack, cinder, se
     old = _attached(stack, cinder, server_id, tag='data', delete_on_termination=True)
     (before,) = _listed(stack, server_id)
     new = cinder.add_volume(size=2)
+    # Migrated by Cinder before: Nova 34 refuses only a missing or empty status, and no
+    # migration is under way, so Cinder is not told of this swap.
+    _migrating(cinder, old, 'success')
 
     resp = _swap(stack, server_id, old['id'], new['id'], version=version)
     assert resp.status_code == 202, resp.text
@@ -123,7 +136,7 @@ def test_swap_moves_the_guest_the_mapping_and_both_attachments(stack, cinder, se
 
 def test_an_update_and_a_swap_in_one_put_from_2_85(stack, cinder, server):
     server_id = server['id']
-    old = _attached(stack, cinder, server_id)
+    old = _migrating(cinder, _attached(stack, cinder, server_id), 'success')
     new = cinder.add_volume()
     resp = _swap(stack, server_id, old['id'], new['id'], version='2.85',
                  delete_on_termination=True)
@@ -137,7 +150,7 @@ def test_an_update_and_a_swap_in_one_put_from_2_85(stack, cinder, server):
 
 def test_swap_refusals_leave_both_volumes_as_they_were(stack, cinder, flavor, server):
     server_id = server['id']
-    old = _attached(stack, cinder, server_id, size=2)
+    old = _migrating(cinder, _attached(stack, cinder, server_id, size=2))
     new = cinder.add_volume(size=2)
     missing = str(uuid.uuid4())
 
@@ -148,7 +161,7 @@ def test_swap_refusals_leave_both_volumes_as_they_were(stack, cinder, flavor, se
     assert missing in fault(_swap(stack, server_id, missing, new['id']), 404)
     assert missing in fault(_swap(stack, server_id, old['id'], missing), 400)
     # A volume the server does not have.
-    stray = cinder.add_volume(size=2)
+    stray = cinder.add_volume(size=2, migration_status='migrating')
     assert 'different instance' in fault(_swap(stack, server_id, stray['id'], new['id']),
                                          400)
     # The same volume, an attached one, a smaller one.
@@ -201,7 +214,7 @@ def test_swap_refusals_leave_both_volumes_as_they_were(stack, cinder, flavor, se
 def test_a_driver_failing_the_swap_keeps_the_old_volume(stack, cinder, server,
                                                         monkeypatch):
     server_id = server['id']
-    old = _attached(stack, cinder, server_id)
+    old = _migrating(cinder, _attached(stack, cinder, server_id), 'success')
     new = cinder.add_volume()
     drv = driver(stack, server)
 
@@ -233,7 +246,7 @@ def test_a_driver_failing_the_swap_keeps_the_old_volume(stack, cinder, server,
 
 def test_a_failed_completion_switches_the_guest_back(stack, cinder, server, monkeypatch):
     server_id = server['id']
-    old = _attached(stack, cinder, server_id)
+    old = _migrating(cinder, _attached(stack, cinder, server_id), 'success')
     new = cinder.add_volume()
     manager = stack.computes[server['OS-EXT-SRV-ATTR:host']].manager
     swaps = []
@@ -255,16 +268,17 @@ def test_a_failed_completion_switches_the_guest_back(stack, cinder, server, monk
     _unchanged(stack, cinder, server, old, new)
 
 
-def test_a_swap_cinder_asked_for_ends_with_its_completion(stack, cinder, server):
+@pytest.mark.parametrize('status', ['migrating', 'retyping'])
+def test_a_swap_cinder_asked_for_ends_with_its_completion(stack, cinder, server, status):
     server_id = server['id']
-    old = _attached(stack, cinder, server_id)
+    old = _migrating(cinder, _attached(stack, cinder, server_id), status)
     new = cinder.add_volume()
-    cinder.volumes[old['id']]['migration_status'] = 'migrating'
     resp = _swap(stack, server_id, old['id'], new['id'], version='2.85')
     assert resp.status_code == 202, resp.text
     wait(lambda: _swap_events(stack, server_id) == [('compute_swap_volume', 'Success')])
     completions = [s.body['os-migrate_volume_completion'] for s in cinder.requests('POST')
-                   if s.body and 'os-migrate_volume_completion' in s.body]
+                   if s.body and 'os-migrate_volume_completion' in s.body
+                   and s.path.endswith(old['id'] + '/action')]
     assert completions == [{'new_volume': new['id'], 'error': False}]
     assert cinder.volumes[old['id']]['migration_status'] == 'success'
     # Cinder said the server keeps the old volume's id (its migration moves the id to
@@ -283,9 +297,8 @@ def test_a_swap_cinder_asked_for_ends_with_its_completion(stack, cinder, server)
 def test_a_completion_cinder_refuses_still_moves_the_mapping(stack, cinder, server,
                                                             monkeypatch):
     server_id = server['id']
-    old = _attached(stack, cinder, server_id)
+    old = _migrating(cinder, _attached(stack, cinder, server_id))
     new = cinder.add_volume()
-    cinder.volumes[old['id']]['migration_status'] = 'migrating'
     manager = stack.computes[server['OS-EXT-SRV-ATTR:host']].manager
 
     def refuse(context, old_volume_id, new_volume_id, error=False):
@@ -302,3 +315,34 @@ def test_a_completion_cinder_refuses_still_moves_the_mapping(stack, cinder, serv
     assert driver(stack, server).volumes(server_id)['/dev/vdb']['serial'] == new['id']
     assert cinder.volumes[old['id']]['status'] == 'available'
     cinder.volumes[old['id']].pop('migration_status')
+
+
+@pytest.mark.parametrize('version', ['2.1', '2.85'])
+def test_a_volume_cinder_does_not_migrate_is_not_swapped(stack, cinder, server, version):
+    server_id = server['id']
+    old = _attached(stack, cinder, server_id)
+    new = cinder.add_volume()
+    missing = str(uuid.uuid4())
+    seen = len(cinder.requests('POST'))
+    expected = ('volume %s is not migrating; this API should only be called by Cinder'
+                % old['id'])
+    # No migration status (as Cinder shows a volume it never migrated), or an empty one.
+    assert expected in fault(_swap(stack, server_id, old['id'], new['id'],
+                                   version=version), 409)
+    cinder.volumes[old['id']]['migration_status'] = ''
+    assert expected in fault(_swap(stack, server_id, old['id'], new['id'],
+                                   version=version), 409)
+    # The old volume is looked at first: a missing new volume is not the answer yet.
+    assert expected in fault(_swap(stack, server_id, old['id'], missing,
+                                   version=version), 409)
+    # ...but a missing old volume is (404).
+    assert missing in fault(_swap(stack, server_id, missing, new['id'], version=version),
+                            404)
+    # Only administrators and services get that far.
+    assert fault(_swap(stack, server_id, old['id'], new['id'], version=version,
+                       token='alice:admin'), 403)
+    _unchanged(stack, cinder, server, old, new)
+    assert _swap_events(stack, server_id) == []
+    # Cinder was told nothing: the old volume never went 'detaching'.
+    assert not [s for s in cinder.requests('POST')[seen:]
+                if s.body and 'os-begin_detaching' in s.body]

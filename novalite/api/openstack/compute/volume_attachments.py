@@ -5,8 +5,9 @@ compute API (``compute/api_volume_attach.py``) to the server's host, with Cinder
 attachment API. The views follow the microversions as Nova's: ``tag`` from 2.70,
 ``delete_on_termination`` from 2.79, ``attachment_id`` and ``bdm_uuid`` (and no
 ``id``) from 2.89. A PUT with another volume swaps the server's volume for it (an
-administrator's or Cinder's, ``swap`` policy; before 2.85 every PUT is a swap); from
-2.85 a PUT may also change ``delete_on_termination``.
+administrator's or Cinder's, ``swap`` policy; before 2.85 every PUT is a swap): as in
+Nova 34, only while Cinder migrates the old volume (a retype or a migration of an
+attached volume), else 409. From 2.85 a PUT may also change ``delete_on_termination``.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from novalite.policies import volumes_attachments as va_policies
 from novalite.volume import cinder
 
 POLICY = va_policies.POLICY_ROOT
+NOT_MIGRATING = 'volume %s is not migrating; this API should only be called by Cinder'
 
 
 def _view(req: wsgi.Request, server_id: str, bdm: objects.BlockDeviceMapping,
@@ -157,10 +159,19 @@ class VolumeAttachmentController(common.ComputeAPIUser, wsgi.Controller):
 
     def _swap(self, req: wsgi.Request, instance: Instance, old_volume_id: str,
               new_volume_id: str) -> None:
-        """Nova's swap: 404 for the old volume (in the path) or its attachment, 400 for
-        the new one (in the body) and for what Cinder or the checks refuse."""
+        """Nova's swap: 404 for the old volume (in the path) or its attachment, 409
+        when Cinder is not migrating the old volume, 400 for the new one (in the body)
+        and for what Cinder or the checks refuse."""
         if not cinder.configured():
             raise webob.exc.HTTPBadRequest(explanation=servers.NO_CINDER)
+        try:
+            old_volume = self.compute_api.volume_api.get(req.context, old_volume_id)
+        except exception.VolumeNotFound as exc:
+            raise webob.exc.HTTPNotFound(explanation=exc.format_message()) from exc
+        # Nova 34 (bug 2112187): only Cinder swaps, when it migrates or retypes an
+        # attached volume; its migration_status says so (an administrator sees it).
+        if not old_volume.get('migration_status'):
+            raise webob.exc.HTTPConflict(explanation=NOT_MIGRATING % old_volume_id)
         try:
             self.compute_api.swap_volume(req.context, instance, old_volume_id,
                                          new_volume_id)
