@@ -90,7 +90,7 @@ def test_novncproxy_serves_novnc_and_stops_on_sigterm(daemon: Daemon) -> None:
     assert status == 200
     assert b'noVNC' in body
     assert _get(base + '/core/')[0] == 404  # no directory listings
-    assert daemon.stop() == 0
+    assert daemon.stop() == 0, daemon.log()
     assert 'novalite-novncproxy stopped' in daemon.log()
 
 
@@ -101,7 +101,7 @@ def test_serialproxy_only_upgrades_and_stops_on_sigterm(daemon: Daemon) -> None:
                     'the proxy to listen')
     # No web client: a plain GET is not a websocket.
     assert _get('http://127.0.0.1:%d/' % daemon.port)[0] == 405
-    assert daemon.stop() == 0
+    assert daemon.stop() == 0, daemon.log()
     assert 'novalite-serialproxy stopped' in daemon.log()
 
 
@@ -176,4 +176,4 @@ def test_ssl_only_proxy_takes_wss_with_its_minimum_version(daemon: Daemon, tmp_p
         tls12.wrap_socket(sock).close()
     with pytest.raises((websocket.WebSocketException, OSError)):
         websocket.create_connection('ws://127.0.0.1:%d/' % daemon.port, timeout=10)
-    assert daemon.stop() == 0
+    assert daemon.stop() == 0, daemon.log()
