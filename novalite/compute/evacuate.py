@@ -15,7 +15,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import exception, objects
-from novalite.compute import ports, task_states, vm_states, volume_moves
+from novalite.compute import consoles, ports, task_states, vm_states, volume_moves
 from novalite.compute.operation import operation
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ def rebuild_evacuated(mgr: ComputeManager, context: RequestContext, instance: ob
             bdi = volume_moves.connect_here(mgr, context, instance, bdms)
             mgr.driver.spawn(context, instance, image_meta, [], admin_password,
                              allocations, network_info=network_info, block_device_info=bdi)
+            consoles.clean_tokens(context, instance.uuid)  # they name the dead host
             if stopped:
                 mgr.driver.power_off(instance)
             migration.status = 'done'

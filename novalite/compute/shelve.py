@@ -18,6 +18,7 @@ from novalite import exception, notifications, objects
 from novalite.compute import (
     block_devices,
     build,
+    consoles,
     instance_actions,
     power_state,
     snapshot,
@@ -99,6 +100,7 @@ def offload(mgr: ComputeManager, context: RequestContext, instance: objects.Inst
     bdms = volume_moves.instance_volumes(context, instance)
     mgr.driver.destroy(context, instance, network_info=network_info,
                        block_device_info=block_devices.block_device_info(bdms))
+    consoles.clean_tokens(context, instance.uuid)
     # The ports and volumes stay the server's, bound to no host, until it is unshelved.
     mgr.network_api.unbind_ports(context, instance, network_info)
     volume_moves.release_host(mgr, context, instance, bdms)

@@ -295,3 +295,16 @@ def test_a_migrated_server_drops_its_tokens(stack, server):
         auth.redeem(nl_context.get_admin_context(), token)
     assert stack.request('DELETE', '/servers/%s' % moving, token=OWNER).status_code == 204
     stack.wait_for_deleted(moving)
+
+
+def test_a_shelved_offloaded_server_drops_its_tokens(stack, server):
+    flavor = stack.request('GET', '/flavors/detail').json()['flavors'][0]['id']
+    shelved = _boot(stack, flavor)
+    token = _token_of(_console(stack, shelved)['remote_console']['url'])
+    resp = stack.request('POST', '/servers/%s/action' % shelved, token=OWNER,
+                         json={'shelve': None})
+    assert resp.status_code == 202, resp.text
+    stack.wait_for_status(shelved, ('SHELVED_OFFLOADED',))
+    _show_token(stack, token, code=404)
+    assert stack.request('DELETE', '/servers/%s' % shelved, token=OWNER).status_code == 204
+    stack.wait_for_deleted(shelved)

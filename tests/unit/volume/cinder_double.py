@@ -356,11 +356,13 @@ class CinderDouble:
             attachment['status'] = 'attached'
             volume = self.volumes[attachment['volume_id']]
             volume['status'] = 'in-use'
+            # A shelved-offloaded server's attachment is completed with no connector.
+            connector = attachment.get('connector') or {}
             volume['attachments'].append({'id': attachment['id'],
                                           'attachment_id': attachment['id'],
                                           'server_id': attachment['instance'],
                                           'volume_id': volume['id'],
-                                          'device': attachment['connector'].get('mountpoint')})
+                                          'device': connector.get('mountpoint')})
             return 204, None
         spec = seen.body['attachment']
         try:
