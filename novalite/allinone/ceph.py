@@ -1,6 +1,6 @@
 """A one-node Ceph cluster on a plain file, under the real Cinder's RBD backend: one
 monitor, one manager, one bluestore OSD whose block device is a sparse file, the pools
-``volumes`` and ``images``, and cephx users ``client.cinder`` and ``client.glance``.
+``volumes``, ``volumes2`` and ``images``, and cephx users ``client.cinder`` and ``client.glance``.
 
 Everything lives under the cluster's folder: config, keyrings, the daemons' data, logs
 and sockets; nothing goes to /etc/ceph or /var/lib/ceph and the packages' own services
@@ -31,7 +31,9 @@ from novalite.allinone.glance import free_port
 from novalite.allinone.ovn import alive, wait_gone
 
 TOOLS = ('ceph', 'ceph-mon', 'ceph-mgr', 'ceph-osd', 'monmaptool', 'rbd')
-POOLS = ('volumes', 'images')
+# ``volumes`` and ``volumes2``: the pools of Cinder's two backends (a retype between
+# them migrates a volume); ``images`` Glance's.
+POOLS = ('volumes', 'volumes2', 'images')
 PG_NUM = 8
 # The block file's size: sparse, about 290 MiB are written by mkfs.
 BLOCK_SIZE = 10 * 1024 ** 3
@@ -46,8 +48,10 @@ USERS: dict[str, dict[str, str]] = {
     'mgr.%s' % MGR: {'mon': 'allow profile mgr', 'osd': 'allow *', 'mds': 'allow *'},
     'osd.%d' % OSD: {'mon': 'allow profile osd', 'mgr': 'allow profile osd',
                      'osd': 'allow *'},
-    'client.cinder': {'mon': 'profile rbd', 'mgr': 'profile rbd pool=volumes',
-                      'osd': 'profile rbd pool=volumes, profile rbd pool=images'},
+    'client.cinder': {'mon': 'profile rbd',
+                      'mgr': 'profile rbd pool=volumes, profile rbd pool=volumes2',
+                      'osd': 'profile rbd pool=volumes, profile rbd pool=volumes2, '
+                             'profile rbd pool=images'},
     'client.glance': {'mon': 'profile rbd', 'mgr': 'profile rbd pool=images',
                       'osd': 'profile rbd pool=images'},
 }

@@ -47,7 +47,13 @@ from novalite.allinone.neutron import (
 from novalite.allinone.ovn import alive, wait_gone
 
 ENV_VAR = 'NOVALITE_CINDER_VENV'
+# Cinder's two RBD backends by name (each its ``volume_backend_name``) and their pools:
+# a retype from one to the other migrates a volume (an attached one through the
+# compute API's swap). The default type ``__DEFAULT__`` is bound to the first.
+BACKENDS = {'ceph': 'volumes', 'ceph2': 'volumes2'}
 BACKEND = 'ceph'
+# The volume types made at the start, by name: the backend each is bound to.
+VOLUME_TYPES = {'__DEFAULT__': 'ceph', 'ceph': 'ceph', 'ceph2': 'ceph2'}
 NOAUTH_TOKEN = 'admin:admin'
 # The API's microversion for the harness's own calls (attachments with a connector).
 MICROVERSION = '3.54'
@@ -100,8 +106,9 @@ class CinderOnCeph:
     """Ceph under ``state_dir/ceph`` and Cinder's three services, its API on
     ``127.0.0.1:port``; everything else under ``state_dir``.
 
-    :param prefix: names the Cinder host (``<prefix>-cinder``, so the volume service is
-        ``<prefix>-cinder@ceph``) and the gunicorn master's title
+    :param prefix: names the Cinder host (``<prefix>-cinder``, so the volume services
+        are ``<prefix>-cinder@ceph`` and ``<prefix>-cinder@ceph2``) and the gunicorn
+        master's title
     :param venv: Cinder's virtualenv (``default_venv()``)
     :param on_record: called with a copy of the ``VolumeRecord`` each time it grows
     :param keystone: Cinder behind this Keystone: ``authtoken`` its own service user,
@@ -240,6 +247,7 @@ class CinderOnCeph:
         if self._ceph_error is not None:
             raise self._ceph_error
         self.wait_ready(timeout - (time.monotonic() - started))
+        self.make_volume_types()
         self.timings['up'] = time.monotonic() - started
         return self.url
 
@@ -309,7 +317,7 @@ class CinderOnCeph:
             'DEFAULT': {
                 'debug': False, 'host': self.prefix + '-cinder', 'my_ip': '127.0.0.1',
                 'state_path': os.path.join(self.dir, 'state'), 'log_dir': self.log_dir,
-                'auth_strategy': 'noauth', 'enabled_backends': BACKEND,
+                'auth_strategy': 'noauth', 'enabled_backends': ','.join(BACKENDS),
                 'transport_url': transport_url,
                 'api_paste_config': os.path.join(self.etc_dir, 'api-paste.ini'),
                 'rootwrap_config': os.path.join(self.etc_dir, 'rootwrap.conf'),
@@ -330,16 +338,17 @@ class CinderOnCeph:
             'oslo_concurrency': {'lock_path': os.path.join(self.dir, 'locks')},
             'oslo_messaging_notifications': {'driver': 'noop'},
             'coordination': {'backend_url': 'file://' + os.path.join(self.dir, 'state')},
-            BACKEND: {
+        }
+        for backend, pool in BACKENDS.items():
+            sections[backend] = {
                 'volume_driver': 'cinder.volume.drivers.rbd.RBDDriver',
-                'volume_backend_name': BACKEND, 'rbd_pool': 'volumes',
+                'volume_backend_name': backend, 'rbd_pool': pool,
                 'rbd_ceph_conf': self.ceph.conf_file, 'rbd_user': 'cinder',
                 'rbd_secret_uuid': self.secret_uuid,
                 'rbd_flatten_volume_from_snapshot': False, 'rbd_max_clone_depth': 5,
                 'rbd_store_chunk_size': 4, 'rados_connect_timeout': 5,
                 'report_discard_supported': True,
-            },
-        }
+            }
         # Cinder's privileged helpers (format checks of images it downloads, os-brick's)
         # start through sudo by default; these services run as root and there may be no
         # sudo: the helper is started directly, from Cinder's virtualenv.
@@ -365,32 +374,66 @@ class CinderOnCeph:
         return sections
 
     def wait_ready(self, timeout: float = 120.0) -> None:
-        """Until the API answers and lists ``cinder-volume`` and the scheduler up."""
+        """Until the API answers and lists the scheduler and the volume service of
+        each backend up."""
         deadline = time.monotonic() + max(timeout, 1.0)
+        backends = {'%s-cinder@%s' % (self.prefix, name) for name in BACKENDS}
         while True:
             if self._stopping.is_set():
                 raise RuntimeError('Cinder was stopped while it started')
             for name, daemon in self.processes.items():
                 if not daemon.running():
                     raise RuntimeError('%s exited:\n%s' % (name, daemon.tail()))
-            if {'cinder-volume', 'cinder-scheduler'} <= self.services_up():
+            up = self._services_up()
+            if 'cinder-scheduler' in {s['binary'] for s in up} and backends <= {
+                    s['host'] for s in up if s['binary'] == 'cinder-volume'}:
                 return
             if time.monotonic() > deadline:
                 raise TimeoutError('timed out after %.0f s waiting for Cinder on %s and '
-                                   'its volume service; see %s' % (timeout, self.url,
-                                                                   self.log_dir))
+                                   'its volume services; see %s' % (timeout, self.url,
+                                                                    self.log_dir))
             time.sleep(0.2)
 
     def services_up(self) -> set[str]:
         """The binaries ``GET /os-services`` lists up; empty while the API does not
         answer (or, with Keystone, no token can be had yet)."""
+        return {s['binary'] for s in self._services_up()}
+
+    def _services_up(self) -> list[dict[str, Any]]:
         try:
             resp = self.api('GET', '/os-services', timeout=10)
         except (requests.RequestException, RuntimeError):
-            return set()
+            return []
         if resp.status_code != 200:
-            return set()
-        return {s['binary'] for s in resp.json()['services'] if s['state'] == 'up'}
+            return []
+        return [s for s in resp.json()['services'] if s['state'] == 'up']
+
+    def make_volume_types(self) -> None:
+        """``VOLUME_TYPES``: each bound to its backend (``volume_backend_name``), the
+        default type ``__DEFAULT__`` included, so a volume without a type lands in the
+        first backend's pool.
+
+        :raises RuntimeError: Cinder refused
+        """
+        def check(resp: requests.Response, what: str) -> dict[str, Any]:
+            if resp.status_code not in (200, 202):
+                raise RuntimeError('Cinder refused to %s: %s %s' % (
+                    what, resp.status_code, resp.text[:300]))
+            body: dict[str, Any] = resp.json()
+            return body
+        existing = {t['name']: t['id'] for t in check(
+            self.api('GET', '/types', params={'is_public': 'None'}),
+            'list the volume types')['volume_types']}
+        for name, backend in VOLUME_TYPES.items():
+            specs = {'volume_backend_name': backend}
+            if name in existing:
+                check(self.api('POST', '/types/%s/extra_specs' % existing[name],
+                               json={'extra_specs': specs}),
+                      'bind the volume type %s to %s' % (name, backend))
+            else:
+                check(self.api('POST', '/types', json={'volume_type': {
+                    'name': name, 'os-volume-type-access:is_public': True,
+                    'extra_specs': specs}}), 'make the volume type %s' % name)
 
     def api(self, method: str, path: str, microversion: str = MICROVERSION,
             **kwargs: Any) -> requests.Response:

@@ -1,11 +1,16 @@
-"""Swapping a server's volume with the real Cinder on Ceph RBD (issue 22).
+"""Swapping a server's volume with the real Cinder on Ceph RBD: Cinder's retype with
+migration (Nova 34 swaps only for Cinder).
 
 In the shared volume stack (``VOLUME_STACK``: Keystone, two fake computes, Cinder 29 on
-a one-node Ceph): alice's server has her volume v1; the cloud's admin swaps it for v2
-with openstacksdk (``PUT /servers/{id}/os-volume_attachments/{v1}`` at 2.85: no client
-command does it). Cinder then shows v2 ``in-use`` attached to the server at v1's device
-and v1 ``available`` with no attachment; the server lists v2 only, and alice (not an
-administrator) is refused the same swap (403).
+a one-node Ceph with two RBD backends, ``ceph`` on pool ``volumes`` and ``ceph2`` on
+``volumes2``, and a volume type bound to each): alice's server has her volume v1 of
+type ``ceph``. The admin's own swap of it (``PUT /servers/{id}/os-volume_attachments/
+{v1}``) is refused with 409: v1 is not migrating. The admin then retypes v1 to ``ceph2``
+with migration on demand (``openstack volume set --type ceph2 --migration-policy
+on-demand``): Cinder makes a volume on ``ceph2``, calls novalite's swap as its ``[nova]``
+user, novalite moves the server to it and tells Cinder the migration is over. v1 (same
+id) ends ``in-use`` on ``ceph2`` with one attachment, to the server at the same device;
+the server still lists v1; the temporary volume and the old RBD image are gone.
 """
 from __future__ import annotations
 
@@ -30,6 +35,8 @@ from tests.devstack.test_volumes import (
 )
 
 STACK = harness_cinder.VOLUME_STACK
+# The volume types the stack's Cinder has (``novalite.allinone.cinder.VOLUME_TYPES``).
+TYPE_A, TYPE_B = 'ceph', 'ceph2'
 
 
 @pytest.fixture(scope='module', autouse=True)
@@ -54,8 +61,8 @@ def made(volume_stack: Stack) -> Iterator[list[tuple[str, str]]]:
             pass
 
 
-def _swap(stack: Stack, server_id: str, old_id: str, new_id: str) -> Any:
-    """The admin's swap through openstacksdk's compute proxy (keystoneauth)."""
+def swap_by_admin(stack: Stack, server_id: str, old_id: str, new_id: str) -> Any:
+    """The admin's own swap through openstacksdk's compute proxy (keystoneauth)."""
     conn = clients.sdk(stack)
     try:
         return conn.compute.put(
@@ -66,7 +73,7 @@ def _swap(stack: Stack, server_id: str, old_id: str, new_id: str) -> Any:
         conn.close()
 
 
-def _instance_action_events(stack: Stack, server_id: str) -> list[tuple[str, str]]:
+def swap_events(stack: Stack, server_id: str) -> list[tuple[str, str]]:
     actions = rest(stack, 'admin', 'GET', '/servers/%s/os-instance-actions' % server_id
                    ).json()['instanceActions']
     events: list[tuple[str, str]] = []
@@ -78,47 +85,81 @@ def _instance_action_events(stack: Stack, server_id: str) -> list[tuple[str, str
     return events
 
 
-def test_admin_swaps_a_volume_of_alices_server(volume_stack: Stack, made: list) -> None:
+def retype_with_migration(stack: Stack, volume_id: str, volume_type: str
+                          ) -> dict[str, Any]:
+    """The admin retypes the volume with migration on demand; its view once Cinder's
+    migration ended (``migration_status`` ``success``; an error fails the test)."""
+    osc(stack, 'admin', 'volume', 'set', '--type', volume_type, '--migration-policy',
+        'on-demand', volume_id, fmt_json=False)
+
+    def migrated() -> dict[str, Any] | None:
+        volume = _volume(stack, volume_id)
+        assert volume is not None
+        assert volume.get('migration_status') not in ('error',), volume
+        done = volume.get('migration_status') == 'success' and volume['status'] == 'in-use'
+        return volume if done else None
+    return _wait('volume %s migrated to %s' % (volume_id, volume_type), migrated, 180)
+
+
+def backend_of(volume: dict[str, Any]) -> str:
+    """The backend of ``host@backend#pool``."""
+    return volume['os-vol-host-attr:host'].split('@', 1)[1].split('#', 1)[0]
+
+
+def test_a_retype_of_an_attached_volume_swaps_it(volume_stack: Stack, made: list) -> None:
     stack = volume_stack
-    v1 = osc(stack, 'alice', 'volume', 'create', '--size', '1', 'swap-v1')
+    assert stack.cinder is not None
+    v1 = osc(stack, 'alice', 'volume', 'create', '--size', '1', '--type', TYPE_A,
+             'retype-v1')
     made.append(('volume', v1['id']))
-    v2 = osc(stack, 'alice', 'volume', 'create', '--size', '1', 'swap-v2')
+    v2 = osc(stack, 'alice', 'volume', 'create', '--size', '1', 'retype-v2')
     made.append(('volume', v2['id']))
     server = osc(stack, 'alice', 'server', 'create', '--image', IMAGE, '--flavor', FLAVOR,
-                 '--nic', 'none', '--wait', 'swap-vm')
+                 '--nic', 'none', '--wait', 'retype-vm')
     made.insert(0, ('server', server['id']))
     assert server['status'] == 'ACTIVE', server
-    _wait_status(stack, v1['id'], 'available')
+    assert backend_of(_wait_status(stack, v1['id'], 'available')) == 'ceph'
     _wait_status(stack, v2['id'], 'available')
     osc(stack, 'alice', 'server', 'add', 'volume', server['id'], v1['id'])
     before = _wait_status(stack, v1['id'], 'in-use')
     ((server_id, device),) = [(a['server_id'], a['device']) for a in before['attachments']]
     assert server_id == server['id']
+    assert before['migration_status'] is None
+    assert 'volume-%s' % v1['id'] in stack.cinder.ceph.rbd('ls', 'volumes').split()
 
-    # alice may not swap (only administrators and services).
-    refused = rest(stack, 'alice', 'PUT', '/servers/%s/os-volume_attachments/%s' % (
+    # v1 is not migrating: not even the admin may swap it (Nova 34), nor may alice.
+    refused = swap_by_admin(stack, server['id'], v1['id'], v2['id'])
+    assert refused.status_code == 409, refused.text
+    assert 'this API should only be called by Cinder' in refused.text
+    forbidden = rest(stack, 'alice', 'PUT', '/servers/%s/os-volume_attachments/%s' % (
         server['id'], v1['id']), json={'volumeAttachment': {'volumeId': v2['id']}})
-    assert refused.status_code == 403, refused.text
+    assert forbidden.status_code == 403, forbidden.text
+    assert _wait_status(stack, v2['id'], 'available')['attachments'] == []
+    assert swap_events(stack, server['id']) == []
 
-    resp = _swap(stack, server['id'], v1['id'], v2['id'])
-    assert resp.status_code == 202, resp.text
-    _wait('the swap finished', lambda: [
-        result for _event, result in _instance_action_events(stack, server['id'])
-        if result is not None])
-    assert _instance_action_events(stack, server['id']) == [
-        ('compute_swap_volume', 'Success')]
-
-    after = _wait_status(stack, v2['id'], 'in-use')
+    # The retype: Cinder migrates v1 to ceph2 through novalite's swap.
+    after = retype_with_migration(stack, v1['id'], TYPE_B)
+    assert backend_of(after) == 'ceph2' and after['volume_type'] == TYPE_B
+    assert swap_events(stack, server['id']) == [('compute_swap_volume', 'Success')]
     assert [(a['server_id'], a['device']) for a in after['attachments']] == [
         (server['id'], device)]
-    old = _wait_status(stack, v1['id'], 'available')
-    assert old['attachments'] == []
     (held,) = _attachments(stack, server['id'])
-    assert held['volume_id'] == v2['id'] and held['status'] == 'attached'
+    assert held['volume_id'] == v1['id'] and held['status'] == 'attached'
     listed = osc(stack, 'alice', 'server', 'volume', 'list', server['id'])
-    assert [(v['Volume ID'], v['Device']) for v in listed] == [(v2['id'], device)]
+    assert [(v['Volume ID'], v['Device']) for v in listed] == [(v1['id'], device)]
+    # v1's data is the temporary volume's RBD image, in ceph2's pool; the temporary
+    # volume (named by v1's name_id) and v1's old image are deleted.
+    temporary = after['os-vol-mig-status-attr:name_id']
+    assert temporary and temporary != v1['id']
+    assert 'volume-%s' % temporary in stack.cinder.ceph.rbd('ls', 'volumes2').split()
+    _wait('the temporary volume %s deleted' % temporary,
+          lambda: _volume(stack, temporary) is None)
+    _wait('the old RBD image of %s deleted' % v1['id'], lambda: 'volume-%s' % v1[
+        'id'] not in stack.cinder.ceph.rbd('ls', 'volumes').split())
+    ours = [v['id'] for v in _cinder(stack, 'GET', '/volumes?all_tenants=1').json()[
+        'volumes'] if v['id'] in (v1['id'], v2['id'], temporary)]
+    assert sorted(ours) == sorted([v1['id'], v2['id']])
 
-    # The server's delete lets v2 go; both volumes are then deleted by the fixture.
+    # The server's delete lets v1 go.
     osc(stack, 'alice', 'server', 'delete', '--wait', server['id'], fmt_json=False)
-    assert _wait_status(stack, v2['id'], 'available')['attachments'] == []
-    assert _volume(stack, v1['id']) is not None
+    assert _wait_status(stack, v1['id'], 'available')['attachments'] == []
