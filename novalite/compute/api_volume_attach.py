@@ -8,9 +8,10 @@ attach it. A server that is shelved offloaded has no host: its mapping is made a
 volume reserved here, and the host it is unshelved on attaches it.
 Detach: Cinder is told the volume is ``detaching`` (it refuses a volume not in use),
 then the host detaches it; a shelved-offloaded server's volume is let go here.
-Swap (an administrator's or Cinder's, for a migration of an attached volume): the old
-volume ``detaching``, the new one reserved for the server, then the host copies the
-disk over and switches the guest to it.
+Swap (Cinder's, for a migration or retype of an attached volume: the API refuses a
+volume Cinder is not migrating, as Nova 34): the old volume ``detaching`` (Cinder lets
+it be while it migrates), the new one reserved for the server, then the host copies
+the disk over, switches the guest to it and tells Cinder the migration is over.
 
 Functions of a flow module: each takes the compute API first (``compute.api.API``
 makes them its methods).

@@ -1,6 +1,6 @@
 """Swapping a server's volume for another on its host (os-volume_attachments PUT with a
-new volumeId: an administrator's, or Cinder's when it migrates or retypes an attached
-volume).
+new volumeId: Cinder's, when it migrates or retypes an attached volume; the API refuses
+a volume whose migration status is not set, as Nova 34).
 
 Called by the compute manager with the instance lock held; no task state is set (as in
 Nova), so the server stays as it was whatever happens. The API has marked the old

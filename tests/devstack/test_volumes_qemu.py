@@ -13,12 +13,15 @@ volume into running guest A (``server add volume``); A writes ``NL-VOLUME-MARKER
 <uuid>`` to its first sector, reads it back from the disk and prints it on its console.
 Ceph's object then holds that line. A is deleted with the volume attached; the volume is
 ``available`` again, and attached to a new guest B, which finds the same line and
-prints it. The admin then swaps B's volume for a 2 GiB one while B runs (libvirt's
-block copy onto the new RBD image, then a pivot): Ceph's copy holds the line, B's
-definition names the new volume (B keeps seeing 1 GiB until started again), the old
-volume is ``available``. B
-lets go of the new one on ``server remove volume`` (a hot unplug), and at the end no
-domain, attachment, volume or RBD image is left. Two guest boots in all: TCG is slow.
+prints it. The admin then retypes the volume, while B runs, from the type ``ceph``
+(Cinder's backend on pool ``volumes``) to ``ceph2`` (pool ``volumes2``) with migration
+on demand: Cinder makes a volume on ``ceph2`` and calls novalite's swap (Nova 34 swaps
+only for Cinder), libvirt block-copies the disk onto the new RBD image and pivots the
+guest onto it, and Cinder, told the migration is over, gives the volume its id back.
+Ceph's copy in ``volumes2`` holds the line, B's disk is that image, the server still
+lists the same volume. B lets go of it on ``server remove volume`` (a hot unplug), and
+at the end no domain, attachment, volume or RBD image (in either pool) is left. Two
+guest boots in all: TCG is slow.
 
 Needs what ``test_qemu`` needs and what ``test_volumes`` needs; skips without them,
 fails under ``CI``.
@@ -207,59 +210,70 @@ def _check_rbd_disk(server_id: str, volume_id: str, secret_uuid: str) -> None:
         assert target.get('dev') == 'vdb'
 
 
-def _first_object(stack: Stack, volume_id: str, tmp_dir: str) -> bytes:
-    """The volume's first RADOS object as Ceph holds it (the image's first 4 MiB, up to
-    what was written), read with the admin key."""
+def _first_object(stack: Stack, image: str, tmp_dir: str, pool: str = 'volumes') -> bytes:
+    """The first RADOS object of the RBD image ``pool/image`` as Ceph holds it (the
+    image's first 4 MiB, up to what was written), read with the admin key."""
     assert stack.cinder is not None
     ceph = stack.cinder.ceph
-    info = ceph.rbd('info', '--format', 'json', 'volumes/volume-%s' % volume_id)
+    info = ceph.rbd('info', '--format', 'json', '%s/%s' % (pool, image))
     prefix = re.search(r'"block_name_prefix":\s*"([^"]+)"', info)
     assert prefix, info
     out = os.path.join(tmp_dir, 'object0')
-    subprocess.run(['rados', '-c', ceph.conf_file, '--id', 'admin', '-p', 'volumes', 'get',
+    subprocess.run(['rados', '-c', ceph.conf_file, '--id', 'admin', '-p', pool, 'get',
                     '%s.%016x' % (prefix.group(1), 0), out], check=True,
                    capture_output=True, timeout=60)
     with open(out, 'rb') as data:
         return data.read()
 
 
-def _swap(stack: Stack, server_id: str, old_id: str, marker: str, tmp_dir: str) -> str:
-    """Swap the running guest's volume ``old_id`` for a new 2 GiB volume; the new one's
-    id once the guest runs on it (its RBD image holds ``marker``) and the old one is
-    ``available``."""
+def _retype(stack: Stack, server_id: str, volume_id: str, marker: str, tmp_dir: str
+            ) -> str:
+    """Retype the running guest's volume to ``ceph2`` with migration: Cinder's volume
+    on ``ceph2`` is swapped in by novalite (libvirt's block copy), then Cinder gives it
+    the volume's id. The RBD image the volume now is (``volumes2/volume-<name_id>``),
+    once it holds ``marker`` and the guest runs on it."""
     assert stack.cinder is not None
-    new_id = clients.osc(stack, 'volume', 'create', '--size', '2', 'qemu-vol-2')['id']
-    _wait_volume(stack, new_id, 'available')
-    resp = stack.api('PUT', '/servers/%s/os-volume_attachments/%s' % (server_id, old_id),
-                     microversion='2.85', json={'volumeAttachment': {'volumeId': new_id}})
-    assert resp.status_code == 202, resp.text
-    swapped = _wait_volume(stack, new_id, 'in-use')
-    assert [(a['server_id'], a['device']) for a in swapped['attachments']] == [
-        (server_id, '/dev/vdb')], swapped
-    assert _wait_volume(stack, old_id, 'available')['attachments'] == []
+    clients.osc(stack, 'volume', 'set', '--type', 'ceph2', '--migration-policy',
+                'on-demand', volume_id, fmt_json=False)
+
+    def migrated() -> dict[str, Any] | None:
+        volume = _volume(stack, volume_id)
+        assert volume is not None and volume.get('migration_status') != 'error', volume
+        done = volume.get('migration_status') == 'success' and volume['status'] == 'in-use'
+        return volume if done else None
+    after = Stack.wait_for(migrated, VOLUME_TIMEOUT, 'volume %s migrated' % volume_id,
+                           interval=0.5)
+    assert after['os-vol-host-attr:host'].split('@')[1].startswith('ceph2#'), after
+    assert [(a['server_id'], a['device']) for a in after['attachments']] == [
+        (server_id, '/dev/vdb')], after
     (held,) = _attachments(stack, server_id)
-    assert held['volume_id'] == new_id
-    # The running guest reads the new image (its serial stays the old volume's until
-    # it is started again: QEMU cannot change it); the definition has the new volume.
-    (live,) = _volume_disks(server_id)
-    source = live.find('source')
-    assert source is not None and source.get('name') == 'volumes/volume-%s' % new_id
-    (defined,) = _volume_disks(server_id, libvirt.VIR_DOMAIN_XML_INACTIVE)
-    assert defined.findtext('serial') == new_id
-    assert defined.find('source/slices') is None, ET.tostring(defined)
-    # The copy went to a 1 GiB slice of the 2 GiB image (QEMU mirrors onto a target of
-    # the source's size): the running guest keeps its 1 GiB until started again.
+    assert held['volume_id'] == volume_id
+    name_id = after['os-vol-mig-status-attr:name_id']
+    assert name_id and name_id != volume_id, after
+    image = 'volumes2/volume-%s' % name_id
+    # The running guest reads the new image, and its definition names it.
+    for flags in (0, libvirt.VIR_DOMAIN_XML_INACTIVE):
+        (disk,) = _volume_disks(server_id, flags)
+        source = disk.find('source')
+        assert source is not None and source.get('name') == image, ET.tostring(disk)
+        assert disk.find('source/slices') is None, ET.tostring(disk)
     conn = libvirt.open(libvirtd.URI)
     try:
         capacity = conn.lookupByUUIDString(server_id).blockInfo('vdb')[0]
     finally:
         conn.close()
     assert capacity == 1024 ** 3
-    # The copy: the marker the guest wrote on the old volume is on the new one.
-    assert _first_object(stack, new_id, tmp_dir).startswith(marker.encode() + b'\n')
+    # The copy: the marker the guest wrote is in ceph2's pool; the temporary volume
+    # and the volume's old image in ``volumes`` are deleted.
+    assert _first_object(stack, 'volume-%s' % name_id, tmp_dir, 'volumes2').startswith(
+        marker.encode() + b'\n')
+    Stack.wait_for(lambda: _volume(stack, name_id) is None, VOLUME_TIMEOUT,
+                   'temporary volume %s deleted' % name_id, interval=0.5)
+    Stack.wait_for(lambda: 'volume-%s' % volume_id not in stack.cinder.ceph.rbd(
+        'ls', 'volumes').split(), VOLUME_TIMEOUT, 'old image deleted', interval=0.5)
     listed = clients.osc(stack, 'server', 'volume', 'list', server_id)
-    assert [v['Volume ID'] for v in listed] == [new_id]
-    return new_id
+    assert [v['Volume ID'] for v in listed] == [volume_id]
+    return 'volume-%s' % name_id
 
 
 def test_a_guest_writes_a_volume_that_another_guest_reads(
@@ -268,8 +282,8 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
     assert stack.cinder is not None
     started = time.monotonic()
     _upload(stack, libvirt_host)
-    volume_id = clients.osc(stack, 'volume', 'create', '--size', '1', 'qemu-vol')['id']
-    first_volume_id = volume_id
+    volume_id = clients.osc(stack, 'volume', 'create', '--size', '1', '--type', 'ceph',
+                            'qemu-vol')['id']
     _wait_volume(stack, volume_id, 'available')
 
     # Guest A: the volume hot-plugged; it writes the marker and reads it back.
@@ -283,7 +297,7 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
     assert int(wrote.group(1)) == SECTORS
     marker = wrote.group(2)
     print('\nguest A wrote %r %.1f s into the test' % (marker, time.monotonic() - started))
-    assert _first_object(stack, volume_id, str(tmp_path)).startswith(
+    assert _first_object(stack, 'volume-%s' % volume_id, str(tmp_path)).startswith(
         marker.encode() + b'\n')
 
     # A deleted with the volume attached: the volume is free again.
@@ -302,9 +316,10 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
     assert found.group(1) == marker
     assert guest_image.VOLUME_WROTE_MARKER not in _console(stack, server_b)
 
-    # B's volume swapped (by the admin) for a larger one while B runs: libvirt copies
-    # the disk onto the new RBD image and pivots the guest onto it.
-    volume_id = _swap(stack, server_b, volume_id, marker, str(tmp_path))
+    # B's volume retyped to ceph2 (by the admin) while B runs: Cinder migrates it
+    # through novalite's swap, libvirt copies the disk onto the new RBD image and
+    # pivots the guest onto it.
+    image = _retype(stack, server_b, volume_id, marker, str(tmp_path))
 
     # A hot unplug: the disk leaves the running guest and its definition.
     clients.osc(stack, 'server', 'remove', 'volume', server_b, volume_id, fmt_json=False)
@@ -315,16 +330,15 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
 
     clients.osc(stack, 'server', 'delete', '--wait', server_b, fmt_json=False,
                 timeout=BOOT_TIMEOUT)
-    volume_ids = [first_volume_id, volume_id]
-    for each in volume_ids:
-        clients.osc(stack, 'volume', 'delete', each, fmt_json=False)
-    for each in volume_ids:
-        Stack.wait_for(lambda v=each: _volume(stack, v) is None, VOLUME_TIMEOUT,
-                       'volume %s deleted' % each, interval=0.5)
+    clients.osc(stack, 'volume', 'delete', volume_id, fmt_json=False)
+    Stack.wait_for(lambda: _volume(stack, volume_id) is None, VOLUME_TIMEOUT,
+                   'volume %s deleted' % volume_id, interval=0.5)
     print('test wall time %.1f s' % (time.monotonic() - started))
     assert not {server_a, server_b} & _domain_uuids()
     assert _attachments(stack, server_b) == []
-    images = stack.cinder.ceph.rbd('ls', 'volumes').split()
-    assert not {'volume-%s' % v for v in volume_ids} & set(images), images
+    images = {pool: stack.cinder.ceph.rbd('ls', pool).split()
+              for pool in ('volumes', 'volumes2')}
+    assert 'volume-%s' % volume_id not in images['volumes'], images
+    assert image not in images['volumes2'], images
     for server_id in (server_a, server_b):
         assert clients.allocations(stack, server_id) == {}
