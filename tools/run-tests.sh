@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/ruff check novalite tests
 .venv/bin/mypy
-.venv/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/functional "$@"
+# A test that hangs fails (with the stacks of its threads) instead of holding the run.
+.venv/bin/python -m pytest -q -p no:cacheprovider --timeout=600 tests/unit tests/functional "$@"
 if [ -z "${NOVALITE_SKIP_DEVSTACK:-}" ]; then
-    .venv/bin/python -m pytest -q -p no:cacheprovider --durations=25 tests/devstack "$@"
+    .venv/bin/python -m pytest -q -p no:cacheprovider --timeout=1500 --durations=25 tests/devstack "$@"
 fi
