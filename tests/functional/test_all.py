@@ -14,7 +14,10 @@ import time
 
 import pytest
 import requests
+import websocket
 import yaml
+
+from novalite.virt import fake
 
 BIN = os.path.dirname(sys.executable)
 READY = 'novalite-all ready'
@@ -140,6 +143,14 @@ class FirstRun:
             self.created = _openstack(
                 state_dir, 'server', 'create', '--image', 'cirros-tiny', '--flavor',
                 'm1.nano', '--nic', 'none', '--wait', '-f', 'json', 'vm1')
+            # The serial proxy thread reaches the fake guest's console over the fake bus.
+            self.serial = _openstack(state_dir, 'console', 'url', 'show', '--serial', '-f',
+                                     'value', '-c', 'url', 'vm1').stdout.strip()
+            ws = websocket.create_connection(self.serial, timeout=10)
+            try:
+                self.greeting = ws.recv()
+            finally:
+                ws.close()
             self.glance_pid = self.cloud.glance_pid()
             self.glance_ran = bool(_process_group(self.glance_pid))
             self.files = sorted(os.listdir(state_dir))
@@ -169,6 +180,8 @@ def test_server_create_with_openstackclient_then_sigterm_stops_everything(first_
     assert server['status'] == 'ACTIVE'
     assert server['OS-EXT-SRV-ATTR:host'] == 'compute1'
 
+    assert first_run.serial.startswith(cloud.printed(r'Serial proxy\s+(\S+)').group(1))
+    assert first_run.greeting == fake.SERIAL_BANNER
     assert first_run.glance_ran
     assert first_run.returncode == 0
     assert cloud.lines[-1] == 'novalite-all: SIGTERM received, stopping'
