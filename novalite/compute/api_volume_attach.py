@@ -115,6 +115,9 @@ def _attach_shelved_offloaded(api: API, context: RequestContext, instance: objec
             objects.InstanceAction.action_start(cctxt, instance.uuid,
                                                 instance_actions.ATTACH_VOLUME,
                                                 want_result=False)
+            # As Nova: completed without a connector, so Cinder shows the volume in-use;
+            # the host the server is unshelved on gives the attachment its connector.
+            api.volume_api.attachment_complete(cctxt, bdm.attachment_id)
         except Exception:
             _forget(api, cctxt, bdm)
             raise
@@ -155,6 +158,13 @@ def detach_volume(api: API, context: RequestContext, instance: objects.Instance,
                                                 want_result=False)
             bdm._context = cctxt
             _forget(api, cctxt, bdm)
+            if bdm.delete_on_termination:
+                # As Nova's local cleanup: the server's volume goes with its mapping.
+                try:
+                    api.volume_api.delete(cctxt, volume_id)
+                except exception.NovaliteException as exc:
+                    LOG.warning('Volume %s detached from shelved server %s could not be '
+                                'deleted: %s', volume_id, instance.uuid, exc)
         return
     with api.host_context(context, instance) as cctxt:
         api.volume_api.begin_detaching(cctxt, volume_id)

@@ -235,6 +235,17 @@ def test_attach_and_detach_while_shelved_offloaded(stack, cinder, flavor, clean)
     # this attachment, so Cinder may show the volume in-use).
     _assert_reserved(cinder, server_id, [kept['id']], exact=False)
     _assert_held_without_host(cinder, server_id, added['id'])
+    # Completed without a connector, as Nova: Cinder shows it in use by the server.
+    assert cinder.volumes[added['id']]['status'] == 'in-use'
+
+    # One attached and detached while offloaded, to be deleted with its mapping.
+    doomed = cinder.add_volume()
+    resp = stack.request('POST', path, version='2.79', json={
+        'volumeAttachment': {'volumeId': doomed['id'], 'delete_on_termination': True}})
+    assert resp.status_code == 200, resp.text
+    resp = stack.request('DELETE', '%s/%s' % (path, doomed['id']), version='2.79')
+    assert resp.status_code == 202, resp.text
+    assert doomed['id'] not in cinder.volumes
 
     resp = stack.request('DELETE', '%s/%s' % (path, kept['id']), version='2.79')
     assert resp.status_code == 202, resp.text
