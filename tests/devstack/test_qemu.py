@@ -13,7 +13,6 @@ apt to fetch the guest's packages once; skips without them, fails under ``CI``.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import time
 import uuid
@@ -22,16 +21,14 @@ import xml.etree.ElementTree as ET
 import libvirt
 import pytest
 
-from tests.devstack import clients, guest_image, libvirtd
+from tests.devstack import clients, guest_image, libvirtd, qemu
 
 HOST = 'qemu1'
 # Seconds the guest gets to power off on the ACPI button: it does so in well under a
 # second, so the hard fallbacks are never needed, but TCG on a busy machine is slow.
 CLEAN_SHUTDOWN = 30
-# libvirt hands the instance's files to QEMU's unprivileged user, which must also pass
-# through their directories: pytest's temporary ones (the stack's) are private to root,
-# and pytest makes them private again whenever another session starts. So the instances
-# live in a directory of their own, which the module removes at the end.
+# QEMU's unprivileged user must pass through the instances' directories: they live in
+# one of their own, made and removed by qemu.libvirt_host.
 INSTANCES_PATH = os.path.join(tempfile.gettempdir(), 'novalite-qemu-' + uuid.uuid4().hex[:8])
 STACK = {
     'computes': (HOST,),
@@ -53,23 +50,8 @@ _made: list[str] = []
 def libvirt_host(tmp_path_factory):
     """libvirtd on ``qemu:///system`` (started here if not running) and the guest's
     files; set up before the stack, whose compute connects at start-up."""
-    libvirtd.check_packages()
-    try:
-        image = guest_image.build()
-    except (RuntimeError, OSError) as exc:
-        libvirtd.unavailable('cannot build the guest image: %s' % exc)
-    os.makedirs(INSTANCES_PATH)
-    os.chmod(INSTANCES_PATH, 0o711)
-    daemons = None
-    if not libvirtd.reachable():
-        daemons = libvirtd.Daemons(str(tmp_path_factory.mktemp('libvirtd')))
-        daemons.start()
-    yield image
-    _remove_domains(_made)
-    shutil.rmtree(INSTANCES_PATH, ignore_errors=True)
-    if daemons is not None:
-        left = daemons.stop()
-        assert not left, 'libvirt daemons did not stop: %s' % left
+    with qemu.libvirt_host(INSTANCES_PATH, _made, tmp_path_factory) as image:
+        yield image
 
 
 @pytest.fixture(scope='module')
@@ -77,46 +59,6 @@ def qemu_stack(stack):
     """The stack; its compute stops before the libvirtd it talks to does."""
     yield stack
     stack.stop('compute-' + HOST)
-
-
-def _remove_domains(uuids: list[str]) -> list[str]:
-    """Destroy and undefine the domains of ``uuids`` that still exist; returns them."""
-    conn = libvirt.open(libvirtd.URI)
-    found = []
-    try:
-        for domain in conn.listAllDomains(0):
-            if domain.UUIDString() in uuids:
-                found.append(domain.UUIDString())
-                if domain.isActive():
-                    domain.destroy()
-                domain.undefineFlags(libvirt.VIR_DOMAIN_UNDEFINE_MANAGED_SAVE)
-    finally:
-        conn.close()
-    return found
-
-
-def _domain_uuids() -> set[str]:
-    conn = libvirt.open(libvirtd.URI)
-    try:
-        return {d.UUIDString() for d in conn.listAllDomains(0)}
-    finally:
-        conn.close()
-
-
-def _upload(stack, image: guest_image.GuestImage) -> str:
-    """The kernel, ramdisk and root images in Glance; returns the root image's name."""
-    kernel = clients.osc(stack, 'image', 'create', '--disk-format', 'aki',
-                         '--container-format', 'aki', '--file', image.kernel,
-                         'qemu-guest-kernel')
-    ramdisk = clients.osc(stack, 'image', 'create', '--disk-format', 'ari',
-                          '--container-format', 'ari', '--file', image.ramdisk,
-                          'qemu-guest-ramdisk')
-    clients.osc(stack, 'image', 'create', '--disk-format', 'raw',
-                '--container-format', 'bare', '--file', image.root,
-                '--property', 'kernel_id=%s' % kernel['id'],
-                '--property', 'ramdisk_id=%s' % ramdisk['id'],
-                '--property', 'os_command_line=%s' % image.cmdline, 'qemu-guest')
-    return 'qemu-guest'
 
 
 def _console(stack, server_id: str) -> str:
@@ -149,7 +91,7 @@ def test_real_guest_boot_console_reboot_stop_start_delete(libvirt_host, qemu_sta
     stack = qemu_stack
     marker = libvirt_host.marker
     started = time.monotonic()
-    image_name = _upload(stack, libvirt_host)
+    image_name = qemu.upload_guest(stack, libvirt_host, 'qemu')
 
     created = clients.osc(stack, 'server', 'create', '--image', image_name, '--flavor',
                           'm1.nano', '--nic', 'none', '--wait', 'qemu-vm1',
@@ -157,7 +99,7 @@ def test_real_guest_boot_console_reboot_stop_start_delete(libvirt_host, qemu_sta
     server_id = created['id']
     _made.append(server_id)
     assert created['status'] == 'ACTIVE', created
-    assert server_id in _domain_uuids()
+    assert server_id in qemu.domain_uuids()
     instance_dir = os.path.join(INSTANCES_PATH, server_id)
     assert os.path.isdir(instance_dir)
     boot_started = time.monotonic()
@@ -188,7 +130,7 @@ def test_real_guest_boot_console_reboot_stop_start_delete(libvirt_host, qemu_sta
     print('test wall time %.1f s' % (time.monotonic() - started))
     with pytest.raises(clients.CommandFailed):
         clients.osc(stack, 'server', 'show', server_id)
-    assert server_id not in _domain_uuids()
+    assert server_id not in qemu.domain_uuids()
     assert not os.path.exists(instance_dir)
     assert clients.allocations(stack, server_id) == {}
     assert stack.placement is not None
@@ -203,7 +145,7 @@ def test_real_guest_boot_console_reboot_stop_start_delete(libvirt_host, qemu_sta
 def _image(stack, image: guest_image.GuestImage) -> str:
     """The guest's root image in Glance, uploaded unless an earlier test did."""
     names = [i['Name'] for i in clients.osc(stack, 'image', 'list')]
-    return 'qemu-guest' if 'qemu-guest' in names else _upload(stack, image)
+    return 'qemu-guest' if 'qemu-guest' in names else qemu.upload_guest(stack, image, 'qemu')
 
 
 def _domain_memory_kib(server_id: str) -> tuple[int, bool]:
@@ -257,7 +199,7 @@ def test_real_guest_resize_to_more_memory_then_confirm(libvirt_host, qemu_stack)
     clients.osc(stack, 'server', 'delete', '--wait', server_id, fmt_json=False,
                 timeout=BOOT_TIMEOUT)
     print('\nresize test wall time %.1f s' % (time.monotonic() - started))
-    assert server_id not in _domain_uuids()
+    assert server_id not in qemu.domain_uuids()
     assert clients.allocations(stack, server_id) == {}
 
 
@@ -300,7 +242,7 @@ def test_real_guest_snapshot_boots_a_new_server(libvirt_host, qemu_stack):
                     timeout=BOOT_TIMEOUT)
     clients.osc(stack, 'image', 'delete', snap['id'], fmt_json=False)
     print('\nsnapshot test wall time %.1f s' % (time.monotonic() - started))
-    assert not {source, child} & _domain_uuids()
+    assert not {source, child} & qemu.domain_uuids()
     assert snap['id'] not in [i['ID'] for i in clients.osc(stack, 'image', 'list')]
     assert clients.allocations(stack, source) == {}
     assert clients.allocations(stack, child) == {}

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import time
@@ -42,13 +41,12 @@ from typing import Any
 import libvirt
 import pytest
 
-from tests.devstack import clients, guest_image, libvirtd
+from tests.devstack import clients, guest_image, libvirtd, qemu
 from tests.devstack.harness import Stack
 from tests.devstack.harness import cinder as harness_cinder
-from tests.devstack.test_qemu import _domain_uuids, _remove_domains
 
 HOST = 'qemu1'
-# See test_qemu: QEMU's user must reach the instances' files.
+# See qemu.libvirt_host: QEMU's user must reach the instances' files.
 INSTANCES_PATH = os.path.join(tempfile.gettempdir(),
                               'novalite-qemu-vol-' + uuid.uuid4().hex[:8])
 STACK = {
@@ -77,24 +75,9 @@ _made: list[str] = []
 def libvirt_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[guest_image.GuestImage]:
     """libvirtd (started here if not running) and the guest's files, before the stack
     (its compute connects at start-up); Ceph and Cinder must be installable."""
-    libvirtd.check_packages()
-    harness_cinder.require_volumes()
-    try:
-        image = guest_image.build()
-    except (RuntimeError, OSError) as exc:
-        libvirtd.unavailable('cannot build the guest image: %s' % exc)
-    os.makedirs(INSTANCES_PATH)
-    os.chmod(INSTANCES_PATH, 0o711)
-    daemons = None
-    if not libvirtd.reachable():
-        daemons = libvirtd.Daemons(str(tmp_path_factory.mktemp('libvirtd')))
-        daemons.start()
-    yield image
-    _remove_domains(_made)
-    shutil.rmtree(INSTANCES_PATH, ignore_errors=True)
-    if daemons is not None:
-        left = daemons.stop()
-        assert not left, 'libvirt daemons did not stop: %s' % left
+    with qemu.libvirt_host(INSTANCES_PATH, _made, tmp_path_factory,
+                           needs=(harness_cinder.require_volumes,)) as image:
+        yield image
 
 
 @pytest.fixture(scope='module')
@@ -107,22 +90,6 @@ def qemu_stack(stack: Stack) -> Iterator[Stack]:
     yield stack
     stack.stop('compute-' + HOST)
     libvirtd.undefine_ceph_secret(libvirtd.URI, secret)
-
-
-def _upload(stack: Stack, image: guest_image.GuestImage) -> str:
-    """The kernel, ramdisk and a root image whose command line names the volume's disk."""
-    kernel = clients.osc(stack, 'image', 'create', '--disk-format', 'aki',
-                         '--container-format', 'aki', '--file', image.kernel,
-                         'qemu-volume-kernel')
-    ramdisk = clients.osc(stack, 'image', 'create', '--disk-format', 'ari',
-                          '--container-format', 'ari', '--file', image.ramdisk,
-                          'qemu-volume-ramdisk')
-    clients.osc(stack, 'image', 'create', '--disk-format', 'raw',
-                '--container-format', 'bare', '--file', image.root,
-                '--property', 'kernel_id=%s' % kernel['id'],
-                '--property', 'ramdisk_id=%s' % ramdisk['id'],
-                '--property', 'os_command_line=%s' % guest_image.VOLUME_CMDLINE, IMAGE)
-    return IMAGE
 
 
 def _console(stack: Stack, server_id: str) -> str:
@@ -281,7 +248,8 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
     stack = qemu_stack
     assert stack.cinder is not None
     started = time.monotonic()
-    _upload(stack, libvirt_host)
+    assert qemu.upload_guest(stack, libvirt_host, 'qemu-volume',
+                             guest_image.VOLUME_CMDLINE) == IMAGE
     volume_id = clients.osc(stack, 'volume', 'create', '--size', '1', '--type', 'ceph',
                             'qemu-vol')['id']
     _wait_volume(stack, volume_id, 'available')
@@ -303,7 +271,7 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
     # A deleted with the volume attached: the volume is free again.
     clients.osc(stack, 'server', 'delete', '--wait', server_a, fmt_json=False,
                 timeout=BOOT_TIMEOUT)
-    assert server_a not in _domain_uuids()
+    assert server_a not in qemu.domain_uuids()
     assert _wait_volume(stack, volume_id, 'available')['attachments'] == []
     assert _attachments(stack, server_a) == []
 
@@ -334,7 +302,7 @@ def test_a_guest_writes_a_volume_that_another_guest_reads(
     Stack.wait_for(lambda: _volume(stack, volume_id) is None, VOLUME_TIMEOUT,
                    'volume %s deleted' % volume_id, interval=0.5)
     print('test wall time %.1f s' % (time.monotonic() - started))
-    assert not {server_a, server_b} & _domain_uuids()
+    assert not {server_a, server_b} & qemu.domain_uuids()
     assert _attachments(stack, server_b) == []
     images = {pool: stack.cinder.ceph.rbd('ls', pool).split()
               for pool in ('volumes', 'volumes2')}
