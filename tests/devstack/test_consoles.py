@@ -8,13 +8,19 @@ that runs this module's one guest, and one on the fake driver whose console toke
 own, for another project's server and an expired token. Checked:
 
 - ``openstack console url show --novnc`` and ``--serial`` give the proxies' URLs;
-- the serial proxy carries the guest's boot marker and what is typed (its tty echoes);
+- where the proxies connect to, from the driver's ``get_serial_console`` and
+  ``get_vnc_console`` (run in the test's process against the domain the compute made;
+  they only read its live XML): the serial TCP port, in the host's ``port_range``, is
+  the one the domain binds, and the VNC port answers with QEMU's RFB banner;
+- the serial proxy carries the guest's boot marker and what is typed (its tty echoes),
+  and ``openstack console log show`` keeps both (libvirt logs beside the TCP port);
 - Debian's noVNC in headless Chromium connects to the guest's screen and paints it;
 - unknown, used, expired and deleted servers' tokens are refused by the proxy with its
   close reason; another project cannot get the guest's console (404), and its own token
   opens its own server only;
 - ``GET /os-console-auth-tokens/{token}`` shows where a token connects to admins, 403 to
-  members.
+  members;
+- after the delete nothing listens on the serial port and no domain is left.
 
 Needs root, QEMU and libvirt, Debian's novnc and chromium (tools/setup.sh); skips without
 them, fails under ``CI``.
@@ -22,11 +28,12 @@ them, fails under ``CI``.
 from __future__ import annotations
 
 import os
-import shutil
+import socket
 import tempfile
 import time
 import urllib.parse
 import uuid
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
 import libvirt
@@ -34,15 +41,19 @@ import pytest
 import requests
 import websocket
 
+from novalite import exception, objects
+from novalite.conf import CONF
+from novalite.virt.libvirt import driver as libvirt_driver
 from tests import chromium
-from tests.devstack import clients, guest_image, libvirtd
+from tests.devstack import clients, guest_image, libvirtd, qemu
 
 HOST = 'qemuconacc1'
 FAKE_HOST = 'conshort1'
 ZONE = 'conshort'
-# Serial ports of the QEMU host: away from the default range and from
-# test_consoles_qemu.py's, so that other guests on this machine do not collide.
+# Serial ports of the QEMU host: away from the default range, so that other guests on
+# this machine do not collide, and known, so that the guest's port is checked in it.
 PORT_RANGE = '17450:17550'
+PORTS = range(17450, 17550)
 TOKEN_TTL = 8
 INSTANCES_PATH = os.path.join(tempfile.gettempdir(),
                               'novalite-conacc-' + uuid.uuid4().hex[:8])
@@ -71,27 +82,13 @@ _made: list[str] = []
 
 
 @pytest.fixture(scope='module', autouse=True)
-def libvirt_host(tmp_path_factory):
+def libvirt_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[guest_image.GuestImage]:
     """libvirtd (started here if not running), noVNC, Chromium and the guest's files,
     before the stack."""
-    libvirtd.check_packages()
-    chromium.need('chromium', chromium.NOVNC)
-    try:
-        image = guest_image.build()
-    except (RuntimeError, OSError) as exc:
-        libvirtd.unavailable('cannot build the guest image: %s' % exc)
-    os.makedirs(INSTANCES_PATH)
-    os.chmod(INSTANCES_PATH, 0o711)
-    daemons = None
-    if not libvirtd.reachable():
-        daemons = libvirtd.Daemons(str(tmp_path_factory.mktemp('libvirtd')))
-        daemons.start()
-    yield image
-    _remove_domains(_made)
-    shutil.rmtree(INSTANCES_PATH, ignore_errors=True)
-    if daemons is not None:
-        left = daemons.stop()
-        assert not left, 'libvirt daemons did not stop: %s' % left
+    with qemu.libvirt_host(INSTANCES_PATH, _made, tmp_path_factory,
+                           needs=(lambda: chromium.need('chromium', chromium.NOVNC),)
+                           ) as image:
+        yield image
 
 
 @pytest.fixture(scope='module')
@@ -99,7 +96,7 @@ def guest(libvirt_host, stack) -> Iterator[dict]:
     """The QEMU guest, booted with openstackclient; its serial console opened through
     the proxy as soon as the API gives one (QEMU drops what a guest writes while nobody
     is connected), read until the boot marker. Yields {'id', 'boot'}."""
-    image = _upload(stack, libvirt_host)
+    image = qemu.upload_guest(stack, libvirt_host, 'conacc')
     server_id = clients.osc(stack, 'server', 'create', '--image', image, '--flavor',
                             'm1.nano', '--nic', 'none', '--availability-zone',
                             'nova:' + HOST, 'console-acceptance-vm')['id']
@@ -117,31 +114,44 @@ def guest(libvirt_host, stack) -> Iterator[dict]:
         stack.stop('compute-' + HOST)
 
 
-def _upload(stack, image: guest_image.GuestImage) -> str:
-    kernel = clients.osc(stack, 'image', 'create', '--disk-format', 'aki',
-                         '--container-format', 'aki', '--file', image.kernel,
-                         'conacc-kernel')
-    ramdisk = clients.osc(stack, 'image', 'create', '--disk-format', 'ari',
-                          '--container-format', 'ari', '--file', image.ramdisk,
-                          'conacc-ramdisk')
-    clients.osc(stack, 'image', 'create', '--disk-format', 'raw',
-                '--container-format', 'bare', '--file', image.root,
-                '--property', 'kernel_id=%s' % kernel['id'],
-                '--property', 'ramdisk_id=%s' % ramdisk['id'],
-                '--property', 'os_command_line=%s' % image.cmdline, 'conacc-guest')
-    return 'conacc-guest'
+@pytest.fixture
+def drv() -> Iterator[libvirt_driver.LibvirtDriver]:
+    """The libvirt driver as the QEMU compute has it configured, in this process: its
+    console methods only read the live XML of the domain the compute made."""
+    overrides = [('enabled', True, 'serial_console'),
+                 ('server_proxyclient_address', '127.0.0.1', 'vnc'),
+                 ('virt_type', 'qemu', 'libvirt')]
+    for name, value, group in overrides:
+        CONF.set_override(name, value, group=group)
+    objects.register_all()
+    made = libvirt_driver.LibvirtDriver(connection_uri=libvirtd.URI,
+                                        instances_path=INSTANCES_PATH)
+    # Its connection listens for domain events: libvirt's event loop must run first.
+    made.host.initialize()
+    yield made
+    made.host.close()
+    for name, _value, group in overrides:
+        CONF.clear_override(name, group=group)
 
 
-def _remove_domains(uuids: list[str]) -> None:
+def _running_domain_xml(server_id: str) -> str | None:
     conn = libvirt.open(libvirtd.URI)
     try:
-        for domain in conn.listAllDomains(0):
-            if domain.UUIDString() in uuids:
-                if domain.isActive():
-                    domain.destroy()
-                domain.undefineFlags(libvirt.VIR_DOMAIN_UNDEFINE_MANAGED_SAVE)
+        try:
+            domain = conn.lookupByUUIDString(server_id)
+        except libvirt.libvirtError:
+            return None
+        return domain.XMLDesc(0) if domain.isActive() else None
     finally:
         conn.close()
+
+
+def _listening(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except OSError:
+        return False
+    return True
 
 
 def _remote_console(stack, server_id: str, protocol: str, token: str | None = None,
@@ -221,6 +231,34 @@ def test_openstack_console_url_show_gives_the_proxies_urls(stack, guest):
     assert _token_of(novnc['url']) != _token_of(serial['url'])
 
 
+def test_the_drivers_consoles_are_the_domains_ports_and_vnc_answers_rfb(guest, drv):
+    """Where the proxies connect to, as the driver reports it: the serial console's TCP
+    port (in this host's range) is the one the domain binds, logging beside it; the VNC
+    port answers with QEMU's RFB banner straight away."""
+    instance = objects.Instance(uuid=guest['id'])
+    xml = _running_domain_xml(guest['id'])
+    assert xml is not None
+    serial = drv.get_serial_console(None, instance)
+    assert serial.host == '127.0.0.1' and serial.port in PORTS, serial
+    domain = ET.fromstring(xml)
+    source = domain.find("devices/serial[@type='tcp']/source")
+    assert source is not None
+    assert (source.get('mode'), source.get('service')) == ('bind', str(serial.port))
+    log = domain.find("devices/serial[@type='tcp']/log")
+    assert log is not None and log.get('file', '').endswith(guest['id'] + '/console.log')
+
+    vnc = drv.get_vnc_console(None, instance)
+    assert vnc.host == '127.0.0.1' and vnc.port >= 5900, vnc
+    with socket.create_connection((vnc.host, vnc.port), timeout=30) as screen:
+        banner = b''
+        while not banner.endswith(b'\n'):
+            chunk = screen.recv(64)
+            if not chunk:
+                break
+            banner += chunk
+    assert banner == b'RFB 003.008\n', banner
+
+
 def test_the_serial_proxy_carries_the_boot_marker_and_what_is_typed(stack, guest):
     assert guest['marker'].encode() in guest['boot'], guest['boot'][-2000:]
     print('\nserial console through the proxy: %r' % [
@@ -233,6 +271,10 @@ def test_the_serial_proxy_carries_the_boot_marker_and_what_is_typed(stack, guest
     finally:
         ws.close()
     assert TYPED.encode() in echoed, echoed
+    # libvirt logs the console beside its TCP port: the log keeps both.
+    shown = clients.osc(stack, 'console', 'log', 'show', guest['id'], fmt_json=False)
+    assert guest['marker'] in shown, shown[-2000:]
+    assert TYPED in shown, shown[-2000:]
 
 
 def test_novnc_in_headless_chromium_shows_the_guests_screen(stack, guest, tmp_path):
@@ -308,7 +350,9 @@ def test_console_auth_tokens_show_connection_info_to_admins_only(stack, guest):
     assert _shown(stack, token).status_code == 200
 
 
-def test_a_deleted_servers_token_is_refused(stack, guest):
+def test_a_deleted_servers_token_is_refused_and_its_serial_port_freed(stack, guest, drv):
+    instance = objects.Instance(uuid=guest['id'])
+    serial = drv.get_serial_console(None, instance)
     url = _remote_console(stack, guest['id'], 'serial').json()['remote_console']['url']
     assert _shown(stack, _token_of(url)).status_code == 200
     clients.osc(stack, 'server', 'delete', '--wait', guest['id'], fmt_json=False,
@@ -316,6 +360,12 @@ def test_a_deleted_servers_token_is_refused(stack, guest):
     assert _shown(stack, _token_of(url)).status_code == 404
     assert _close_of(url) == REFUSED
     assert clients.allocations(stack, guest['id']) == {}
+    assert _running_domain_xml(guest['id']) is None
+    # (The VNC port is libvirt's to give to the next guest at once; the serial one is
+    # in this host's own range.)
+    assert not _listening(serial.host, serial.port)
+    with pytest.raises(exception.InstanceNotFound):
+        drv.get_serial_console(None, instance)
 
 
 _other: dict[str, str] = {}
