@@ -222,9 +222,21 @@ def detach_on_delete(mgr: ComputeManager, context: RequestContext,
                                              bdm.attachment_id),
                            max_retries=DELETE_RETRIES, max_pause=DELETE_MAX_PAUSE)
         if bdm.delete_on_termination and bdm.volume_id:
-            transient.call('Deleting volume %s of %s' % (bdm.volume_id, instance.uuid),
-                           functools.partial(_delete_volume, mgr, context, bdm.volume_id),
-                           max_retries=DELETE_RETRIES, max_pause=DELETE_MAX_PAUSE)
+            try:
+                transient.call('Deleting volume %s of %s' % (bdm.volume_id, instance.uuid),
+                               functools.partial(_delete_volume, mgr, context,
+                                                 bdm.volume_id),
+                               max_retries=DELETE_RETRIES, max_pause=DELETE_MAX_PAUSE)
+            except (exception.Invalid, exception.VolumeError,
+                    exception.VolumeNotCreated) as exc:
+                if isinstance(exc, exception.VolumeError) and \
+                        int(str(exc.kwargs.get('status') or 0)) >= 500:
+                    raise  # Cinder failed rather than refused: as unreachable
+                # As Nova: a volume Cinder will not delete (it has snapshots, say, as
+                # the volume of a server imaged with createImage) stays the user's; the
+                # server goes all the same.
+                LOG.warning('Volume %s of deleted server %s was not deleted: %s',
+                            bdm.volume_id, instance.uuid, exc.format_message())
 
 
 def delete_attachment(mgr: ComputeManager, context: RequestContext,

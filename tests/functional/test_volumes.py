@@ -60,6 +60,20 @@ def test_boot_from_image_to_volume_deletes_the_volume_on_termination(stack, cind
     assert cinder.attachments_of(server['id']) == []
 
 
+def test_a_volume_cinder_will_not_delete_stays_and_the_server_goes(stack, cinder, flavor):
+    """As Nova: a delete_on_termination volume with a snapshot (a volume-backed
+    server's createImage makes one) cannot be deleted; the server is deleted all the
+    same and the volume stays, available."""
+    server = boot_active(stack, flavor, [dict(_root('image', stack.image['id'], 1),
+                                              delete_on_termination=True)], image=False)
+    (volume_id,) = [v['id'] for v in server['os-extended-volumes:volumes_attached']]
+    cinder.add_snapshot(volume_id)
+
+    delete(stack, server['id'])
+    assert cinder.volumes[volume_id]['status'] == 'available'
+    assert cinder.attachments_of(server['id']) == []
+
+
 def test_boot_from_image_to_volume_keeps_the_volume_without_delete_on_termination(
         stack, cinder, flavor):
     # openstackclient's --boot-from-volume: the imageRef, and the image in the mapping.

@@ -294,7 +294,8 @@ class CinderDouble:
     def _volumes_delete(self, seen: Seen, item: str | None, action: str | None) -> Any:
         assert item is not None
         volume = self._volume(item)
-        if volume['status'] not in ('available', 'error'):
+        if volume['status'] not in ('available', 'error') or any(
+                snap['volume_id'] == item for snap in self.snapshots.values()):
             raise _fault(400, "Invalid volume: Volume status must be available or error "
                               "or error_restoring or error_extending or error_managing "
                               "and must not be migrating, attached, belong to a group, "
