@@ -79,6 +79,15 @@ class Stack(stack.Stack):
         raise AssertionError('server %s still %s after %ss (wanted %s)'
                              % (server_id, server.get('status'), timeout, statuses))
 
+    def force_down(self, host: str, down: bool) -> None:
+        """Mark the compute service of ``host`` forced down (or up again), as an
+        operator does before evacuating its servers (2.53)."""
+        services = self.request('GET', '/os-services?host=%s&binary=novalite-compute' % host,
+                                version='2.53').json()['services']
+        resp = self.request('PUT', '/os-services/%s' % services[0]['id'], version='2.53',
+                            json={'forced_down': down})
+        assert resp.status_code == 200, resp.text
+
     def wait_for_deleted(self, server_id: str, timeout: float = 20.0, **kwargs: Any) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -367,20 +367,12 @@ def test_live_migration_is_refused_by_the_test_driver(stack, server):
         'conductor_live_migrate_instance'] == 'Error'
 
 
-def _force_down(stack, host, down):
-    services = stack.request('GET', '/os-services?host=%s&binary=novalite-compute' % host,
-                             version='2.53').json()['services']
-    resp = stack.request('PUT', '/os-services/%s' % services[0]['id'], version='2.53',
-                         json={'forced_down': down})
-    assert resp.status_code == 200, resp.text
-
-
 def test_evacuate_from_a_dead_host(stack, server):
     server_id, source = server['id'], _host(server)
     up = _action(stack, server_id, {'evacuate': {}}, token='admin:admin')
     assert up.status_code == 400
     assert 'is still in use' in up.json()['badRequest']['message']
-    _force_down(stack, source, True)
+    stack.force_down(source, True)
     try:
         resp = _action(stack, server_id, {'evacuate': {}}, token='admin:admin')
         assert resp.status_code == 200, resp.text
@@ -403,7 +395,7 @@ def test_evacuate_from_a_dead_host(stack, server):
             manager, nl_context.get_admin_context())
         assert cleaned == [server_id]
     finally:
-        _force_down(stack, source, False)
+        stack.force_down(source, False)
     assert not _has_domain(stack, source, server_id)
     assert _allocations(stack, migration['uuid']) == {}
     assert _migration(stack, server_id)['status'] == 'completed'

@@ -261,14 +261,6 @@ def test_attach_and_detach_while_shelved_offloaded(stack, cinder, flavor, clean)
     assert [(a['volumeId'], a['device']) for a in listed] == [(added['id'], '/dev/vdb')]
 
 
-def _force_down(stack, host, down):
-    services = stack.request('GET', '/os-services?host=%s&binary=novalite-compute' % host,
-                             version='2.53').json()['services']
-    resp = stack.request('PUT', '/os-services/%s' % services[0]['id'], version='2.53',
-                         json={'forced_down': down})
-    assert resp.status_code == 200, resp.text
-
-
 @pytest.mark.parametrize('backed', [False, True], ids=['image-backed', 'volume-backed'])
 def test_evacuate_moves_the_attachments_and_delete_on_termination_holds(
         stack, cinder, flavor, clean, backed):
@@ -283,7 +275,7 @@ def test_evacuate_moves_the_attachments_and_delete_on_termination_holds(
     (blank,) = [v for v in volumes if v != data['id']]
     before = {a['id'] for a in cinder.attachments_of(server_id)}
 
-    _force_down(stack, source, True)
+    stack.force_down(source, True)
     try:
         resp = _action(stack, server_id, {'evacuate': {}}, version='2.29')
         assert resp.status_code == 200, resp.text
@@ -301,7 +293,7 @@ def test_evacuate_moves_the_attachments_and_delete_on_termination_holds(
         assert cleaned == [server_id]
         assert len(cinder.requests()) == requests
     finally:
-        _force_down(stack, source, False)
+        stack.force_down(source, False)
     _assert_attached_on(stack, cinder, evacuated, volumes)
 
     delete(stack, server_id)
@@ -397,13 +389,13 @@ def test_cinder_failing_the_evacuate_connect_leaves_error_and_delete_cleans_up(
     server_id, source = server['id'], server['OS-EXT-SRV-ATTR:host']
     # The destination's complete of the new attachment (the only action request).
     cinder.fail_next(500, 'complete refused', path='/action')
-    _force_down(stack, source, True)
+    stack.force_down(source, True)
     try:
         resp = _action(stack, server_id, {'evacuate': {}}, version='2.29')
         assert resp.status_code == 200, resp.text
         failed = _settled(stack, server_id, 'ERROR')
     finally:
-        _force_down(stack, source, False)
+        stack.force_down(source, False)
     # As Nova: ERROR on the destination, with the fault.
     assert failed['OS-EXT-SRV-ATTR:host'] == _other_host(stack, source)
     assert 'complete refused' in failed['fault']['message']
