@@ -22,7 +22,7 @@ def pytest_collection_modifyitems(items):
     ours = [i for i, item in enumerate(items) if str(item.path).startswith(here)]
     for i in ours:
         items[i].add_marker(pytest.mark.filterwarnings('ignore::PendingDeprecationWarning'))
-    for i, item in zip(ours, _grouped_by_stack([items[i] for i in ours])):
+    for i, item in zip(ours, _grouped_by_stack([items[i] for i in ours]), strict=True):
         items[i] = item
 
 
