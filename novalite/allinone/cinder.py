@@ -385,8 +385,12 @@ class CinderOnCeph:
                 if not daemon.running():
                     raise RuntimeError('%s exited:\n%s' % (name, daemon.tail()))
             up = self._services_up()
+            # Up in the database is not enough: until the scheduler has had each volume
+            # service's capabilities it finds no backend for a volume (which then goes
+            # to ``error`` at once); its pools show what it has had.
             if 'cinder-scheduler' in {s['binary'] for s in up} and backends <= {
-                    s['host'] for s in up if s['binary'] == 'cinder-volume'}:
+                    s['host'] for s in up if s['binary'] == 'cinder-volume'
+            } and backends <= self._scheduled_backends():
                 return
             if time.monotonic() > deadline:
                 raise TimeoutError('timed out after %.0f s waiting for Cinder on %s and '
@@ -407,6 +411,17 @@ class CinderOnCeph:
         if resp.status_code != 200:
             return []
         return [s for s in resp.json()['services'] if s['state'] == 'up']
+
+    def _scheduled_backends(self) -> set[str]:
+        """``host@backend`` of every pool Cinder's scheduler knows (it has had that
+        volume service's capabilities); empty while the API does not answer."""
+        try:
+            resp = self.api('GET', '/scheduler-stats/get_pools', timeout=10)
+        except (requests.RequestException, RuntimeError):
+            return set()
+        if resp.status_code != 200:
+            return set()
+        return {pool['name'].split('#', 1)[0] for pool in resp.json().get('pools', [])}
 
     def make_volume_types(self) -> None:
         """``VOLUME_TYPES``: each bound to its backend (``volume_backend_name``), the
