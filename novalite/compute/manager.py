@@ -29,6 +29,8 @@ from novalite.compute import (
     inplace,
     instance_events,
     interfaces,
+    live_migration,
+    live_migration_dest,
     port_audit,
     power,
     power_sync,
@@ -95,7 +97,7 @@ class ComputeManager(manager.Manager):
     Collaborators come through the constructor so tests can pass their own.
     """
 
-    target = messaging.Target(version='1.9')
+    target = messaging.Target(version='1.10')
 
     def __init__(self, host: str | None = None, driver: virt_driver.ComputeDriver | None = None,
                  reportclient: report.SchedulerReportClient | None = None,
@@ -113,6 +115,8 @@ class ComputeManager(manager.Manager):
         self.network_api: network_api.NetworkAPI = network_api_ or network_api.API()
         self.volume_api = volume_api or cinder.API()
         self.rt = resource_tracker.ResourceTracker(self.host, self.driver, self.reportclient)
+        # Live migrations from this host: queued and running, by instance uuid.
+        self.live_migrations = live_migration.LiveMigrations()
         # Named locks that go away with their last holder (a dict of locks, one per
         # instance ever seen, grew for as long as the service ran).
         self._instance_locks = lockutils.Semaphores()
@@ -143,6 +147,7 @@ class ComputeManager(manager.Manager):
         self.driver.register_event_listener(self.handle_lifecycle_event)
 
     def cleanup_host(self) -> None:
+        live_migration.stop(self)
         volume_attach.stop_detaches(self)
         self.driver.cleanup_host(self.host)
 
@@ -505,11 +510,61 @@ class ComputeManager(manager.Manager):
                              migration: objects.Migration) -> None:
         executor.spawn(self._locked, resize.finish_revert_resize, context, instance, migration)
 
+    # -- live migration (flows in compute/live_migration.py, live_migration_dest.py) ---
+
     @messaging.expected_exceptions(exception.MigrationPreCheckError)
     def check_can_live_migrate_destination(self, context: RequestContext,
                                            instance: objects.Instance,
-                                           block_migration: bool | None) -> None:
-        self.driver.live_migration_precheck(context, instance, self.host, block_migration)
+                                           block_migration: bool | None,
+                                           migration: objects.Migration
+                                           ) -> objects.LiveMigrateData:
+        return live_migration_dest.check_can_live_migrate_destination(
+            self, context, instance, block_migration, migration)
+
+    @messaging.expected_exceptions(exception.MigrationPreCheckError)
+    def check_can_live_migrate_source(self, context: RequestContext,
+                                      instance: objects.Instance,
+                                      migrate_data: objects.LiveMigrateData
+                                      ) -> objects.LiveMigrateData:
+        return live_migration.check_can_live_migrate_source(self, context, instance,
+                                                            migrate_data)
+
+    @messaging.expected_exceptions(exception.MigrationError)
+    def pre_live_migration(self, context: RequestContext, instance: objects.Instance,
+                           migrate_data: objects.LiveMigrateData) -> objects.LiveMigrateData:
+        return live_migration_dest.pre_live_migration(self, context, instance, migrate_data)
+
+    def live_migration(self, context: RequestContext, instance: objects.Instance, dest: str,
+                       block_migration: bool, migration: objects.Migration,
+                       migrate_data: objects.LiveMigrateData) -> None:
+        """Queued on the host's live migration executor (``[DEFAULT]
+        max_concurrent_live_migrations`` at a time); no instance lock is held while it
+        runs, so that abort and force complete reach it."""
+        live_migration.queue(self, context, instance, dest, block_migration, migration,
+                             migrate_data)
+
+    def post_live_migration_at_destination(self, context: RequestContext,
+                                           instance: objects.Instance,
+                                           block_migration: bool,
+                                           migrate_data: objects.LiveMigrateData) -> None:
+        live_migration_dest.post_live_migration_at_destination(
+            self, context, instance, block_migration, migrate_data)
+
+    def rollback_live_migration_at_destination(self, context: RequestContext,
+                                               instance: objects.Instance,
+                                               destroy_disks: bool,
+                                               migrate_data: objects.LiveMigrateData
+                                               ) -> None:
+        executor.spawn(live_migration_dest.rollback_live_migration_at_destination,
+                       self, context, instance, destroy_disks, migrate_data)
+
+    def live_migration_abort(self, context: RequestContext, instance: objects.Instance,
+                             migration_id: int) -> None:
+        live_migration.abort(self, context, instance, migration_id)
+
+    def live_migration_force_complete(self, context: RequestContext,
+                                      instance: objects.Instance) -> None:
+        live_migration.force_complete(self, context, instance)
 
     def evacuate_instance(self, context: RequestContext, instance: objects.Instance, node: str,
                           migration: objects.Migration, image: dict | None,

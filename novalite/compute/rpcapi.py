@@ -11,8 +11,8 @@ from novalite.context import RequestContext
 RPC_TOPIC = 'compute'
 # Seconds a host has to tell its uptime (the API asks for each hypervisor it shows).
 UPTIME_TIMEOUT = 10
-# Seconds a host may take to pre-cache images (Nova's long_rpc_timeout default), and
-# within which each of its heartbeats must come.
+# Seconds a host may take to pre-cache images or get ready for a live migration (Nova's
+# long_rpc_timeout default), and within which each of its heartbeats must come.
 CACHE_IMAGES_TIMEOUT = 1800
 CACHE_IMAGES_HEARTBEAT = 60
 
@@ -46,9 +46,14 @@ class ComputeAPI:
     * 1.7 - reserve_block_device_name (a call), attach_volume, detach_volume
     * 1.8 - swap_volume; rebuild_instance takes reimage_boot_volume
     * 1.9 - get_vnc_console, get_serial_console, validate_console_port (calls)
+    * 1.10 - live migration: check_can_live_migrate_destination takes and answers a
+      LiveMigrateData; check_can_live_migrate_source, pre_live_migration,
+      post_live_migration_at_destination (calls), live_migration,
+      rollback_live_migration_at_destination, live_migration_abort,
+      live_migration_force_complete (casts)
     """
 
-    VERSION = '1.9'
+    VERSION = '1.10'
 
     def __init__(self) -> None:
         self.target = messaging.Target(topic=RPC_TOPIC, version='1.0')
@@ -284,16 +289,79 @@ class ComputeAPI:
         self._client(context, migration.source_compute, '1.3').cast(
             context, 'finish_revert_resize', instance=instance, migration=migration)
 
+    # -- live migration (1.10; flows in compute/live_migration*.py) ---------------------
+
     def check_can_live_migrate_destination(self, context: RequestContext,
                                            instance: objects.Instance, host: str,
-                                           block_migration: bool | None) -> None:
-        """A call to the destination of a live migration.
+                                           block_migration: bool | None,
+                                           migration: objects.Migration
+                                           ) -> objects.LiveMigrateData:
+        """A call to the destination, which asks the source in turn.
 
-        :raises MigrationPreCheckError: it cannot take the instance
+        :raises MigrationPreCheckError: either host refuses
         """
-        self._client(context, host, '1.3').call(
+        return self._client(context, host, '1.10').call(
             context, 'check_can_live_migrate_destination', instance=instance,
-            block_migration=block_migration)
+            block_migration=block_migration, migration=migration)
+
+    def check_can_live_migrate_source(self, context: RequestContext,
+                                      instance: objects.Instance,
+                                      migrate_data: objects.LiveMigrateData
+                                      ) -> objects.LiveMigrateData:
+        """A call from the destination to the source (the instance's host)."""
+        return self._client(context, instance.host, '1.10').call(
+            context, 'check_can_live_migrate_source', instance=instance,
+            migrate_data=migrate_data)
+
+    def live_migration(self, context: RequestContext, instance: objects.Instance, dest: str,
+                       block_migration: bool, migration: objects.Migration,
+                       migrate_data: objects.LiveMigrateData) -> None:
+        """To the source: queue the migration and run it."""
+        self._client(context, instance.host, '1.10').cast(
+            context, 'live_migration', instance=instance, dest=dest,
+            block_migration=block_migration, migration=migration, migrate_data=migrate_data)
+
+    def pre_live_migration(self, context: RequestContext, instance: objects.Instance,
+                           host: str, migrate_data: objects.LiveMigrateData
+                           ) -> objects.LiveMigrateData:
+        """A call from the source to the destination: get ready to receive."""
+        return self._client(context, host, '1.10').prepare(
+            timeout=CACHE_IMAGES_TIMEOUT, call_monitor_timeout=CACHE_IMAGES_HEARTBEAT).call(
+            context, 'pre_live_migration', instance=instance, migrate_data=migrate_data)
+
+    def post_live_migration_at_destination(self, context: RequestContext,
+                                           instance: objects.Instance, host: str,
+                                           block_migration: bool,
+                                           migrate_data: objects.LiveMigrateData) -> None:
+        """A call from the source to the destination: the guest runs there, the
+        instance becomes the destination's."""
+        self._client(context, host, '1.10').prepare(
+            timeout=CACHE_IMAGES_TIMEOUT, call_monitor_timeout=CACHE_IMAGES_HEARTBEAT).call(
+            context, 'post_live_migration_at_destination', instance=instance,
+            block_migration=block_migration, migrate_data=migrate_data)
+
+    def rollback_live_migration_at_destination(self, context: RequestContext,
+                                               instance: objects.Instance, host: str,
+                                               destroy_disks: bool,
+                                               migrate_data: objects.LiveMigrateData
+                                               ) -> None:
+        """From the source to the destination of a failed migration: remove what
+        was made there."""
+        self._client(context, host, '1.10').cast(
+            context, 'rollback_live_migration_at_destination', instance=instance,
+            destroy_disks=destroy_disks, migrate_data=migrate_data)
+
+    def live_migration_abort(self, context: RequestContext, instance: objects.Instance,
+                             migration_id: int) -> None:
+        """To the source: abort the migration (queued or running)."""
+        self._client(context, instance.host, '1.10').cast(
+            context, 'live_migration_abort', instance=instance, migration_id=migration_id)
+
+    def live_migration_force_complete(self, context: RequestContext,
+                                      instance: objects.Instance) -> None:
+        """To the source: make the running migration converge now."""
+        self._client(context, instance.host, '1.10').cast(
+            context, 'live_migration_force_complete', instance=instance)
 
     def evacuate_instance(self, context: RequestContext, instance: objects.Instance, host: str,
                           node: str, migration: objects.Migration, image: dict | None,

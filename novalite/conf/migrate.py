@@ -11,6 +11,9 @@ default_opts = [
     cfg.IntOpt('resize_confirm_window', default=0, min=0,
                help='Seconds after which a server waiting in VERIFY_RESIZE is confirmed '
                     'automatically by its destination host; 0 disables it.'),
+    cfg.IntOpt('max_concurrent_live_migrations', default=1, min=0,
+               help='Live migrations a compute host runs at once as their source; the '
+                    'others wait (``queued``). 0 means no limit.'),
 ]
 
 

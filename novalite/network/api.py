@@ -36,6 +36,20 @@ class NetworkAPI(Protocol):
     def unbind_ports(self, context: Ctx, instance: InstanceLike,
                      network_info: model.NetworkInfo) -> None: ...
 
+    # Live migration: Neutron's multiple port bindings (the ``binding-extended``
+    # extension), as Nova: an inactive binding on the destination, activated once the
+    # guest runs there, the source's deleted after.
+    def supports_port_binding_extension(self, context: Ctx) -> bool: ...
+
+    def create_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                             network_info: model.NetworkInfo) -> model.NetworkInfo: ...
+
+    def activate_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                               network_info: model.NetworkInfo) -> model.NetworkInfo: ...
+
+    def delete_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                             port_ids: Iterable[str]) -> None: ...
+
     def deallocate_port_for_instance(self, context: Ctx, instance: InstanceLike,
                                      vif: model.VIF) -> None: ...
 
@@ -71,6 +85,21 @@ class NoNetworkAPI:
 
     def unbind_ports(self, context: Ctx, instance: InstanceLike,
                      network_info: model.NetworkInfo) -> None:
+        return None
+
+    def supports_port_binding_extension(self, context: Ctx) -> bool:
+        return False
+
+    def create_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                             network_info: model.NetworkInfo) -> model.NetworkInfo:
+        return network_info
+
+    def activate_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                               network_info: model.NetworkInfo) -> model.NetworkInfo:
+        return network_info
+
+    def delete_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                             port_ids: Iterable[str]) -> None:
         return None
 
     def deallocate_port_for_instance(self, context: Ctx, instance: InstanceLike,

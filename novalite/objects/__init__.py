@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from novalite.objects.instance_mapping import InstanceMappingList as InstanceMappingList
     from novalite.objects.keypair import KeyPair as KeyPair
     from novalite.objects.keypair import KeyPairList as KeyPairList
+    from novalite.objects.migrate_data import LiveMigrateData as LiveMigrateData
     from novalite.objects.migration import Migration as Migration
     from novalite.objects.migration import MigrationList as MigrationList
     from novalite.objects.request_spec import RequestSpec as RequestSpec
@@ -67,6 +68,7 @@ def register_all() -> None:
     __import__('novalite.objects.instance_info_cache')
     __import__('novalite.objects.instance_mapping')
     __import__('novalite.objects.keypair')
+    __import__('novalite.objects.migrate_data')
     __import__('novalite.objects.migration')
     __import__('novalite.objects.request_spec')
     __import__('novalite.objects.selection')

@@ -33,7 +33,8 @@ MIGRATION_TYPES = ('migration', 'resize', 'live-migration', 'evacuation')
 
 @base.NovaliteObjectRegistry.register
 class Migration(base.NovalitePersistentObject, base.NovaliteObject):
-    VERSION = '1.0'
+    # 1.1: the live migration's progress counters
+    VERSION = '1.1'
     id: int
     uuid: str
     source_compute: str | None
@@ -50,6 +51,12 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
     cross_cell_move: bool
     user_id: str | None
     project_id: str | None
+    memory_total: int | None
+    memory_processed: int | None
+    memory_remaining: int | None
+    disk_total: int | None
+    disk_processed: int | None
+    disk_remaining: int | None
 
     fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(read_only=True),
@@ -68,6 +75,13 @@ class Migration(base.NovalitePersistentObject, base.NovaliteObject):
         'cross_cell_move': fields.BooleanField(default=False),
         'user_id': fields.StringField(nullable=True),
         'project_id': fields.StringField(nullable=True),
+        # A live migration's progress in bytes (null until its driver reports).
+        'memory_total': fields.IntegerField(nullable=True),
+        'memory_processed': fields.IntegerField(nullable=True),
+        'memory_remaining': fields.IntegerField(nullable=True),
+        'disk_total': fields.IntegerField(nullable=True),
+        'disk_processed': fields.IntegerField(nullable=True),
+        'disk_remaining': fields.IntegerField(nullable=True),
     }
 
     @property

@@ -69,6 +69,22 @@ class UpdateTaskState(Protocol):
     def __call__(self, task_state: str, expected_state: str | None = None) -> None: ...
 
 
+class PostMethod(Protocol):
+    """What a driver's ``live_migration`` calls once the guest runs on ``dest``."""
+
+    def __call__(self, context: RequestContext, instance: objects.Instance, dest: str,
+                 block_migration: bool, migrate_data: objects.LiveMigrateData) -> None: ...
+
+
+class RecoverMethod(Protocol):
+    """What a driver's ``live_migration`` calls when the guest stays on the source
+    (``error``: why; ``migration_status``: 'error', or 'cancelled' for an abort)."""
+
+    def __call__(self, context: RequestContext, instance: objects.Instance, dest: str,
+                 migrate_data: objects.LiveMigrateData, error: BaseException | None,
+                 migration_status: str) -> None: ...
+
+
 def allocation_ratio(name: str, node_value: float | None = None) -> float:
     """The configured ratio for 'cpu', 'ram' or 'disk', else the initial default."""
     value = getattr(CONF, '%s_allocation_ratio' % name)
@@ -368,15 +384,109 @@ class ComputeDriver:
         disks, started when ``power_on``."""
         raise NotImplementedError()
 
-    def live_migration_precheck(self, context: RequestContext, instance: objects.Instance,
-                                dest: str, block_migration: bool | None) -> None:
-        """Whether this driver can live-migrate ``instance`` to ``dest``.
+    # -- live migration (the conversation in compute/live_migration*.py) ---------------
 
+    def check_can_live_migrate_destination(self, context: RequestContext,
+                                           instance: objects.Instance,
+                                           block_migration: bool | None,
+                                           migrate_data: objects.LiveMigrateData
+                                           ) -> objects.LiveMigrateData:
+        """On the destination, first: whether it can take ``instance`` live. Fill in
+        what the source needs (``target_connect_addr``, ``dest_host``,
+        ``is_shared_instance_path``, ``driver_data``) and return ``migrate_data``.
+
+        :param block_migration: True/False as asked, None for "auto" (the source's
+            check decides)
         :raises MigrationPreCheckError: it cannot (the default: no live migration)
         """
         raise exception.MigrationPreCheckError(
             reason='the %s driver cannot live-migrate instances' % type(self).__name__)
 
+    def check_can_live_migrate_source(self, context: RequestContext,
+                                      instance: objects.Instance,
+                                      migrate_data: objects.LiveMigrateData
+                                      ) -> objects.LiveMigrateData:
+        """On the source, after the destination's check: whether this guest can go
+        there; settle ``block_migration`` (None: True unless storage is shared).
+
+        :raises MigrationPreCheckError: it cannot
+        """
+        raise exception.MigrationPreCheckError(
+            reason='the %s driver cannot live-migrate instances' % type(self).__name__)
+
+    def pre_live_migration(self, context: RequestContext, instance: objects.Instance,
+                           network_info: NetworkInfo,
+                           block_device_info: BlockDeviceInfo | None,
+                           migrate_data: objects.LiveMigrateData
+                           ) -> objects.LiveMigrateData:
+        """On the destination, before the source starts: make the instance's folder
+        and disks when not shared, plug ``network_info`` (the ports as bound here),
+        connect the volumes of ``block_device_info`` (their new attachments).
+
+        :raises MigrationError: the destination cannot be made ready (what was made is
+            removed by ``rollback_live_migration_at_destination``)
+        """
+        raise NotImplementedError()
+
+    def live_migration(self, context: RequestContext, instance: objects.Instance, dest: str,
+                       post_method: PostMethod, recover_method: RecoverMethod,
+                       block_migration: bool,
+                       migrate_data: objects.LiveMigrateData) -> None:
+        """On the source: move the running guest to ``dest`` and return once it is
+        over, having called ``post_method`` (the guest runs on ``dest``) or
+        ``recover_method`` (it still runs here: failed, aborted or timed out) exactly
+        once. While it runs, the progress goes in ``migrate_data.migration``'s
+        ``memory_*``/``disk_*`` counters (saved).
+        """
+        raise NotImplementedError()
+
+    def live_migration_abort(self, instance: objects.Instance) -> None:
+        """On the source: end the running migration of ``instance``; its
+        ``live_migration`` then calls ``recover_method``.
+
+        :raises NotImplementedError: the driver cannot
+        :raises MigrationError: there is no migration to abort
+        """
+        raise NotImplementedError()
+
+    def live_migration_force_complete(self, instance: objects.Instance) -> None:
+        """On the source: make the running migration of ``instance`` converge now
+        (pause the guest: the rest of its memory is copied while it does not run).
+
+        :raises NotImplementedError: the driver cannot
+        """
+        raise NotImplementedError()
+
+    def post_live_migration_at_source(self, context: RequestContext,
+                                      instance: objects.Instance, network_info: NetworkInfo,
+                                      block_device_info: BlockDeviceInfo | None,
+                                      migrate_data: objects.LiveMigrateData) -> None:
+        """On the source, once the guest runs on the destination: disconnect the
+        volumes, unplug ``network_info``, remove what is left of the guest here (its
+        disks unless ``is_shared_instance_path``)."""
+        raise NotImplementedError()
+
+    def post_live_migration_at_destination(self, context: RequestContext,
+                                           instance: objects.Instance,
+                                           network_info: NetworkInfo,
+                                           block_migration: bool,
+                                           block_device_info: BlockDeviceInfo | None
+                                           ) -> None:
+        """On the destination, once the guest runs here: keep it (a persistent
+        definition, the driver's own records)."""
+        raise NotImplementedError()
+
+    def rollback_live_migration_at_destination(self, context: RequestContext,
+                                               instance: objects.Instance,
+                                               network_info: NetworkInfo,
+                                               block_device_info: BlockDeviceInfo | None,
+                                               destroy_disks: bool,
+                                               migrate_data: objects.LiveMigrateData
+                                               ) -> None:
+        """On the destination of a migration that failed: remove what
+        ``pre_live_migration`` made (a guest that came half-way, the VIFs, the
+        volumes' connections, the disks when ``destroy_disks``). Idempotent."""
+        raise NotImplementedError()
 
     # -- network interfaces ---------------------------------------------------------------
 

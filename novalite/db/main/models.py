@@ -290,6 +290,13 @@ class Migration(TimestampMixin, SoftDeleteMixin, Base):
     cross_cell_move: Mapped[bool | None] = mapped_column(Boolean, default=False)
     user_id: Mapped[str | None] = mapped_column(String(255))
     project_id: Mapped[str | None] = mapped_column(String(255))
+    # A live migration's progress, in bytes (the source host's driver reports it).
+    memory_total: Mapped[int | None] = mapped_column(BigInteger)
+    memory_processed: Mapped[int | None] = mapped_column(BigInteger)
+    memory_remaining: Mapped[int | None] = mapped_column(BigInteger)
+    disk_total: Mapped[int | None] = mapped_column(BigInteger)
+    disk_processed: Mapped[int | None] = mapped_column(BigInteger)
+    disk_remaining: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class TaskLog(TimestampMixin, SoftDeleteMixin, Base):

@@ -668,14 +668,16 @@ class LibvirtDriver(driver.ComputeDriver):
         serial.reserve_ports(serial.tcp_ports(xml))
         self._create_guest_with_network(instance, xml, network_info, power_on=power_on)
 
-    def live_migration_precheck(self, context: RequestContext, instance: objects.Instance,
-                                dest: str, block_migration: bool | None) -> None:
+    def check_can_live_migrate_destination(self, context: RequestContext,
+                                           instance: objects.Instance,
+                                           block_migration: bool | None,
+                                           migrate_data: objects.LiveMigrateData
+                                           ) -> objects.LiveMigrateData:
         """Live migration needs libvirt's migration API between two daemons, which the
         test driver lacks and novalite does not drive yet."""
         reason = ('the libvirt test driver has no migration support' if self.host.is_test
                   else 'novalite does not drive libvirt live migration yet')
         raise exception.MigrationPreCheckError(reason=reason)
-
 
     # -- volumes (see virt/libvirt/volume.py) ---------------------------------------------
 
