@@ -122,6 +122,10 @@ def _detail(resp: requests.Response) -> tuple[str, str | None]:
         return ' '.join((resp.text or '').split())[:300], None
 
 
+def _binding_path(port_id: str, host: str) -> str:
+    return '/ports/%s/bindings/%s' % (port_id, urllib.parse.quote(host, safe=''))
+
+
 class Client:
     """One caller's view of Neutron: ``admin`` calls as the service, else as the user."""
 
@@ -182,6 +186,10 @@ class Client:
     def delete(self, path: str) -> None:
         self._request('DELETE', path)
 
+    def put_action(self, path: str) -> dict[str, Any]:
+        """A PUT with no body: an action on a resource (a binding's ``activate``)."""
+        return self._request('PUT', path)
+
     # -- the nouns the compute side uses ------------------------------------------------
 
     def list_networks(self, **filters: object) -> list[dict[str, Any]]:
@@ -207,6 +215,29 @@ class Client:
 
     def delete_port(self, port_id: str) -> None:
         self.delete('/ports/%s' % port_id)
+
+    def list_extensions(self) -> list[dict[str, Any]]:
+        return self.get('/extensions')['extensions']
+
+    # The port bindings of the ``binding-extended`` extension: one per host, one of
+    # them active (the port's ``binding:*`` attributes), the others inactive.
+
+    def list_port_bindings(self, port_id: str, **filters: object) -> list[dict[str, Any]]:
+        return self.get('/ports/%s/bindings' % port_id, **filters)['bindings']
+
+    def show_port_binding(self, port_id: str, host: str) -> dict[str, Any]:
+        return self.get(_binding_path(port_id, host))['binding']
+
+    def create_port_binding(self, port_id: str, binding: dict[str, Any]) -> dict[str, Any]:
+        return self.post('/ports/%s/bindings' % port_id, {'binding': binding})['binding']
+
+    def activate_port_binding(self, port_id: str, host: str) -> dict[str, Any]:
+        """Make the binding on ``host`` the active one (the active one before goes
+        inactive); Neutron answers with the binding itself, unwrapped."""
+        return self.put_action(_binding_path(port_id, host) + '/activate')
+
+    def delete_port_binding(self, port_id: str, host: str) -> None:
+        self.delete(_binding_path(port_id, host))
 
     def list_floatingips(self, **filters: object) -> list[dict[str, Any]]:
         return self.get('/floatingips', **filters)['floatingips']

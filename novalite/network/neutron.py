@@ -10,9 +10,11 @@ ports the user passed in are unbound and kept (``preserve_on_delete``).
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+import cachetools
 from oslo_log import log as logging
 
 from novalite import exception
@@ -25,6 +27,12 @@ LOG = logging.getLogger(__name__)
 
 # Who asks (the port work itself runs as Neutron's admin, whoever asks).
 Ctx = neutron_client.Context | None
+
+# Neutron's extension that binds a port to several hosts at once (a live migration's).
+BINDING_EXTENDED = 'binding-extended'
+# Seconds the list of Neutron's extensions is trusted (Nova's default
+# ``[neutron] extension_sync_interval``).
+EXTENSION_TTL = 600.0
 
 # Unbinding a port the user keeps clears what made it this server's. (Its
 # binding:profile is left alone: Neutron lets only its service role write it.)
@@ -110,6 +118,9 @@ class API:
 
     def __init__(self, neutron: neutron_client.Client | None = None) -> None:
         self._admin = neutron or neutron_client.Client(None, admin=True)
+        self._extensions: cachetools.TTLCache[str, frozenset[str]] = \
+            cachetools.TTLCache(1, ttl=EXTENSION_TTL)
+        self._extensions_lock = threading.Lock()
 
     # -- building the network info --------------------------------------------------
 
@@ -267,6 +278,169 @@ class API:
                 self._admin.update_port(vif['id'], {'binding:host_id': None})
             except neutron_client.NeutronNotFound:
                 LOG.info('Port %s of %s is gone', vif['id'], instance.uuid)
+
+    # -- live migration: multiple port bindings (binding-extended) ---------------------
+
+    @cachetools.cachedmethod(lambda self: self._extensions, key=lambda self: 'aliases',
+                             lock=lambda self: self._extensions_lock)
+    def _extension_aliases(self) -> frozenset[str]:
+        return frozenset(e['alias'] for e in self._admin.list_extensions())
+
+    def supports_port_binding_extension(self, context: Ctx) -> bool:
+        """Whether Neutron binds a port to several hosts at once (its
+        ``binding-extended`` extension), as a live migration wants; Neutron's list of
+        extensions is asked at most every ``EXTENSION_TTL`` seconds.
+
+        :raises NeutronConnectionFailed: Neutron could not be reached.
+        """
+        return BINDING_EXTENDED in self._extension_aliases()
+
+    def create_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                             network_info: model.NetworkInfo) -> model.NetworkInfo:
+        """Bind every port of ``network_info`` to ``host`` too, beside its active
+        binding (the destination of a live migration): the new bindings are inactive
+        until ``activate_port_bindings``. A binding already there for ``host`` (a
+        failed migration's) is made again. On any failure the bindings made here are
+        deleted.
+
+        :returns: the network info as bound on ``host`` (the new bindings' VIF type
+            and details), flags and tags of ``network_info`` kept
+        :raises PortBindingFailed: Neutron could not bind a port to ``host``.
+        :raises NeutronConnectionFailed: Neutron could not be reached.
+        """
+        made: list[str] = []
+        bindings: dict[str, dict[str, Any]] = {}
+        port_id = ', '.join(model.port_ids(network_info))
+        try:
+            for vif in network_info:
+                port_id = vif['id']
+                binding = self._create_binding(vif, host)
+                made.append(port_id)
+                if binding.get('vif_type') == model.VIF_TYPE_BINDING_FAILED:
+                    raise exception.PortBindingFailed(port_id=port_id, host=host)
+                bindings[port_id] = binding
+            port_id = ', '.join(made)
+            return self._bound_network_info(network_info, host, bindings)
+        except exception.NeutronConnectionFailed:
+            self._undo_bindings(instance, made, host)
+            raise
+        except Exception as exc:
+            LOG.error('Binding port %s of %s to %s failed: %s', port_id, instance.uuid,
+                      host, exc)
+            self._undo_bindings(instance, made, host)
+            if isinstance(exc, exception.PortBindingFailed):
+                raise
+            raise exception.PortBindingFailed(port_id=port_id, host=host) from exc
+
+    def _create_binding(self, vif: model.VIF, host: str) -> dict[str, Any]:
+        """The port's new binding on ``host``. An inactive binding there already is a
+        failed migration's, left behind: deleted and made again, as Nova. An active
+        one is the port's own binding: ``host`` cannot be a destination (conflict)."""
+        body = {'host': host, 'vnic_type': vif.get('vnic_type') or 'normal',
+                'profile': dict(vif.get('profile') or {})}
+        try:
+            return self._admin.create_port_binding(vif['id'], body)
+        except neutron_client.NeutronConflict:
+            if self._admin.show_port_binding(vif['id'], host).get('status') == 'ACTIVE':
+                raise
+            LOG.info('Port %s had an inactive binding on %s already: made again',
+                     vif['id'], host)
+            try:
+                self._admin.delete_port_binding(vif['id'], host)
+            except neutron_client.NeutronNotFound:
+                pass
+            return self._admin.create_port_binding(vif['id'], body)
+
+    def _bound_network_info(self, network_info: model.NetworkInfo, host: str,
+                            bindings: dict[str, dict[str, Any]]) -> model.NetworkInfo:
+        """The network info of the ports with ``bindings`` (by port) in place of their
+        active binding."""
+        if not bindings:
+            return []
+        found = {p['id']: p for p in self._admin.list_ports(id=sorted(bindings))}
+        ports = []
+        for vif in network_info:
+            if vif['id'] not in found:
+                raise exception.PortNotFound(port_id=vif['id'])
+            binding = bindings[vif['id']]
+            ports.append({**found[vif['id']], 'binding:host_id': host,
+                          'binding:vif_type': binding.get('vif_type'),
+                          'binding:vif_details': binding.get('vif_details') or {},
+                          'binding:vnic_type': binding.get('vnic_type') or 'normal',
+                          'binding:profile': binding.get('profile') or {}})
+        return self.network_info_for_ports(
+            ports, [v['id'] for v in network_info if v.get('preserve_on_delete')],
+            {v['id']: v.get('tag') for v in network_info})
+
+    def _undo_bindings(self, instance: InstanceLike, port_ids: list[str],
+                       host: str) -> None:
+        """Delete the bindings on ``host`` made by a ``create_port_bindings`` that
+        failed; what cannot be deleted is logged (the failure reported is the first)."""
+        try:
+            self.delete_port_bindings(None, instance, host, port_ids)
+        except exception.NeutronConnectionFailed as exc:
+            LOG.warning('Could not delete the bindings of ports %s on %s: %s',
+                        ', '.join(port_ids), host, exc)
+
+    def activate_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                               network_info: model.NetworkInfo) -> model.NetworkInfo:
+        """Make each port's binding on ``host`` the active one (the guest runs there
+        now); the binding active before goes inactive. One already active is fine.
+        Every port is tried before a failure is raised.
+
+        :returns: the network info of the ports as Neutron has them now (flags and
+            tags of ``network_info`` kept)
+        :raises NeutronError: Neutron refused to activate a binding (none on ``host``).
+        :raises NeutronConnectionFailed: Neutron could not be reached.
+        """
+        failed: Exception | None = None
+        for vif in network_info:
+            try:
+                self._admin.activate_port_binding(vif['id'], host)
+            except neutron_client.NeutronConflict:
+                LOG.info('The binding of port %s on %s is active already', vif['id'],
+                         host)
+            except (neutron_client.NeutronError, exception.NeutronConnectionFailed) as exc:
+                LOG.warning('Could not activate the binding of port %s of %s on %s: %s',
+                            vif['id'], instance.uuid, host, exc)
+                failed = failed or exc
+        if failed is not None:
+            raise failed
+        return self._ports_now(network_info)
+
+    def _ports_now(self, network_info: model.NetworkInfo) -> model.NetworkInfo:
+        """The network info of ``network_info``'s ports re-read (in its order; a port
+        gone is left out)."""
+        if not network_info:
+            return []
+        found = {p['id']: p for p in self._admin.list_ports(
+            id=sorted(model.port_ids(network_info)))}
+        return self.network_info_for_ports(
+            [found[v['id']] for v in network_info if v['id'] in found],
+            [v['id'] for v in network_info if v.get('preserve_on_delete')],
+            {v['id']: v.get('tag') for v in network_info})
+
+    def delete_port_bindings(self, context: Ctx, instance: InstanceLike, host: str,
+                             port_ids: Iterable[str]) -> None:
+        """Delete the ports' bindings on ``host`` (a migration's other end); one not
+        there is fine, any other refusal is logged and the other ports go on.
+
+        :raises NeutronConnectionFailed: Neutron could not be reached (after every
+            port was tried).
+        """
+        unreachable: exception.NeutronConnectionFailed | None = None
+        for port_id in port_ids:
+            try:
+                self._admin.delete_port_binding(port_id, host)
+            except neutron_client.NeutronNotFound:
+                pass
+            except exception.NeutronConnectionFailed as exc:
+                unreachable = unreachable or exc
+            except neutron_client.NeutronError as exc:
+                LOG.warning('Could not delete the binding of port %s of %s on %s: %s',
+                            port_id, instance.uuid, host, exc)
+        if unreachable is not None:
+            raise unreachable
 
     # -- one interface (os-interface, addFixedIp and removeFixedIp) ---------------------
 

@@ -6,6 +6,13 @@ asked by subnet (or none asked), the next free address of the subnet; binding it
 host (``binding:host_id``) makes it an ``ovs`` VIF, clearing the host ``unbound``.
 ``fail`` maps a method name to an exception that method raises (once per entry in the
 list), as a Neutron that goes away would.
+
+Port bindings (``binding-extended``), as ML2 answers them: the port's ``binding:*``
+attributes are its active binding; ``create_port_binding`` adds an inactive one for
+another host (409 if the host has one, 500 if it cannot be bound: a host of
+``unbindable``, 400 for a port that is not a server's); ``activate_port_binding`` swaps
+the active one (409 if active already, 404 if none there), the old one staying inactive
+and unbound; ``delete_port_binding`` deletes one (404 if none).
 """
 from __future__ import annotations
 
@@ -46,6 +53,11 @@ class NeutronClientDouble:
         self.calls: list[tuple[str, Any]] = []
         self.fail: dict[str, list[Exception]] = {}
         self.port_quota = -1
+        self.extensions = ['binding', 'binding-extended', 'external-net', 'router',
+                           'security-group']
+        # Port id -> host -> that port's inactive binding there.
+        self.bindings: dict[str, dict[str, dict[str, Any]]] = {}
+        self.unbindable: set[str] = set()
         self._macs = itertools.count(1)
 
     # -- set-up helpers ---------------------------------------------------------------
@@ -198,3 +210,102 @@ class NeutronClientDouble:
     def show_quota(self, project_id: str) -> dict[str, Any]:
         self._call('show_quota', project_id)
         return {'port': self.port_quota}
+
+    def list_extensions(self) -> list[dict[str, Any]]:
+        self._call('list_extensions', None)
+        return [{'alias': alias, 'name': alias, 'description': ''}
+                for alias in self.extensions]
+
+    # -- port bindings (binding-extended) -------------------------------------------------
+
+    def _compute_port(self, method: str, port_id: str) -> dict[str, Any]:
+        if port_id not in self.ports:
+            raise self._not_found('Port', port_id)
+        port = self.ports[port_id]
+        if not port['device_owner'].startswith('compute:'):
+            raise neutron_client.NeutronError(
+                400, method, '/ports/%s/bindings' % port_id,
+                'Invalid port %s. Operation only valid on compute and shared filesystem '
+                'ports' % port_id, 'HTTPBadRequest')
+        return port
+
+    @staticmethod
+    def _active(port: dict[str, Any]) -> dict[str, Any]:
+        return {'host': port.get('binding:host_id') or '',
+                'vif_type': port['binding:vif_type'],
+                'vif_details': dict(port['binding:vif_details']),
+                'vnic_type': port.get('binding:vnic_type', 'normal'),
+                'profile': dict(port.get('binding:profile') or {}), 'status': 'ACTIVE'}
+
+    @staticmethod
+    def _binding_not_found(method: str, port_id: str, host: str
+                           ) -> neutron_client.NeutronNotFound:
+        return neutron_client.NeutronNotFound(
+            404, method, '/ports/%s/bindings/%s' % (port_id, host),
+            'Binding for port %s for host %s could not be found.' % (port_id, host),
+            'PortBindingNotFound')
+
+    def list_port_bindings(self, port_id: str, **filters: Any) -> list[dict[str, Any]]:
+        self._call('list_port_bindings', (port_id, filters))
+        port = self._compute_port('GET', port_id)
+        every = [self._active(port), *self.bindings.get(port_id, {}).values()]
+        return [copy.deepcopy(b) for b in every if _matches(b, filters)]
+
+    def show_port_binding(self, port_id: str, host: str) -> dict[str, Any]:
+        self._call('show_port_binding', (port_id, host))
+        port = self._compute_port('GET', port_id)
+        if host and host == port.get('binding:host_id'):
+            return self._active(port)
+        if host not in self.bindings.get(port_id, {}):
+            raise self._binding_not_found('GET', port_id, host)
+        return copy.deepcopy(self.bindings[port_id][host])
+
+    def create_port_binding(self, port_id: str, binding: dict[str, Any]) -> dict[str, Any]:
+        self._call('create_port_binding', (port_id, binding))
+        port = self._compute_port('POST', port_id)
+        host = binding['host']
+        path = '/ports/%s/bindings' % port_id
+        if host == port.get('binding:host_id') or host in self.bindings.get(port_id, {}):
+            raise neutron_client.NeutronConflict(
+                409, 'POST', path, 'Binding for port %s on host %s already exists.'
+                % (port_id, host), 'PortBindingAlreadyExists')
+        if host in self.unbindable:
+            raise neutron_client.NeutronError(
+                500, 'POST', path, 'Binding for port %s on host %s could not be created '
+                'or updated.' % (port_id, host), 'PortBindingError')
+        made = {'host': host, 'vif_type': 'ovs', 'vif_details': dict(_VIF_DETAILS),
+                'vnic_type': binding.get('vnic_type') or 'normal',
+                'profile': dict(binding.get('profile') or {}), 'status': 'INACTIVE'}
+        self.bindings.setdefault(port_id, {})[host] = made
+        return copy.deepcopy(made)
+
+    def activate_port_binding(self, port_id: str, host: str) -> dict[str, Any]:
+        self._call('activate_port_binding', (port_id, host))
+        port = self._compute_port('PUT', port_id)
+        if host == port.get('binding:host_id'):
+            raise neutron_client.NeutronConflict(
+                409, 'PUT', '/ports/%s/bindings/%s/activate' % (port_id, host),
+                'Binding for port %s on host %s is already active.' % (port_id, host),
+                'PortBindingAlreadyActive')
+        inactive = self.bindings.get(port_id, {}).pop(host, None)
+        if inactive is None:
+            raise self._binding_not_found('PUT', port_id, host)
+        old = self._active(port)
+        if old['host']:
+            self.bindings[port_id][old['host']] = dict(
+                old, vif_type='unbound', vif_details={}, status='INACTIVE')
+        port.update({'binding:host_id': host, 'binding:vif_type': inactive['vif_type'],
+                     'binding:vif_details': inactive['vif_details'],
+                     'binding:vnic_type': inactive['vnic_type'],
+                     'binding:profile': inactive['profile'], 'status': 'DOWN'})
+        return self._active(port)
+
+    def delete_port_binding(self, port_id: str, host: str) -> None:
+        self._call('delete_port_binding', (port_id, host))
+        port = self._compute_port('DELETE', port_id)
+        if self.bindings.get(port_id, {}).pop(host, None) is not None:
+            return
+        if not host or host != port.get('binding:host_id'):
+            raise self._binding_not_found('DELETE', port_id, host)
+        port['binding:host_id'] = None
+        self._bind(port)

@@ -7,6 +7,14 @@ lists by any attribute (several values: any of them) and by ``fields``; and answ
 errors Neutron answers for what these tests do (404, duplicate security groups on a port
 400, port security off 400, a group in use 409, an exhausted pool 409). ``requests``
 records every call as ``(method, path, query)``.
+
+``GET /extensions`` lists ``extensions`` (aliases). A port's bindings
+(``/ports/{id}/bindings``, the ``binding-extended`` extension) answer as ML2 does: the
+port's ``binding:*`` attributes are its active binding; a new one is inactive (201; 409
+if the host has one, 400 for a port that is not a server's); ``activate`` swaps the
+active one (409 if active already, 404 if none there; the body is the binding itself,
+unwrapped), the old one staying inactive and unbound; a delete answers 204 (404 if
+none).
 """
 from __future__ import annotations
 
@@ -61,6 +69,10 @@ class NeutronDouble:
         self.store: dict[str, dict[str, dict[str, Any]]] = {c: {} for c in _COLLECTIONS}
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.exhausted = False
+        self.extensions = ['binding', 'binding-extended', 'external-net', 'router',
+                           'security-group']
+        # Port id -> host -> that port's inactive binding there.
+        self.bindings: dict[str, dict[str, dict[str, Any]]] = {}
         self._addresses = (f'172.24.4.{n}' for n in itertools.count(10))
 
     # -- keystoneauth's Adapter ---------------------------------------------------------
@@ -76,6 +88,11 @@ class NeutronDouble:
         self.requests.append((method, path, query))
         parts = path.strip('/').split('/')
         try:
+            if parts == ['extensions'] and method == 'GET':
+                return Response(200, {'extensions': [
+                    {'alias': a, 'name': a, 'description': ''} for a in self.extensions]})
+            if parts[0] == 'ports' and parts[2:3] == ['bindings']:
+                return self._binding(method, parts[1], parts[3:], json)
             return self._dispatch(method, parts[0], parts[1] if len(parts) > 1 else None,
                                   query, json)
         except NeutronError as exc:
@@ -120,6 +137,68 @@ class NeutronDouble:
                 self._update(collection, item, body[singular]))})
         self._delete(collection, item)
         return Response(204, None)
+
+    # -- port bindings (binding-extended) -------------------------------------------------
+
+    @staticmethod
+    def _active(port: dict[str, Any]) -> dict[str, Any]:
+        host = port.get('binding:host_id') or ''
+        return {'host': host,
+                'vif_type': port.get('binding:vif_type') or ('ovs' if host else 'unbound'),
+                'vif_details': dict(port.get('binding:vif_details') or {}),
+                'vnic_type': port.get('binding:vnic_type') or 'normal',
+                'profile': dict(port.get('binding:profile') or {}), 'status': 'ACTIVE'}
+
+    def _binding(self, method: str, port_id: str, rest: list[str],
+                 body: dict | None) -> Response:
+        port = self.store['ports'].get(port_id)
+        if port is None:
+            raise NeutronError(404, 'PortNotFound', 'Port %s could not be found.' % port_id)
+        if not str(port.get('device_owner') or '').startswith('compute:'):
+            raise NeutronError(400, 'HTTPBadRequest', 'Invalid port %s. Operation only '
+                               'valid on compute and shared filesystem ports' % port_id)
+        inactive = self.bindings.setdefault(port_id, {})
+        active = self._active(port)
+        if not rest and method == 'GET':
+            return Response(200, {'bindings': [active, *inactive.values()]})
+        if not rest and method == 'POST':
+            assert body is not None
+            wanted = body['binding']
+            host = wanted['host']
+            if host in (active['host'], *inactive):
+                raise NeutronError(409, 'PortBindingAlreadyExists', 'Binding for port %s '
+                                   'on host %s already exists.' % (port_id, host))
+            inactive[host] = {'host': host, 'vif_type': 'ovs', 'vif_details': {
+                'port_filter': True, 'connectivity': 'l2', 'bridge_name': 'br-int',
+                'datapath_type': 'system'}, 'vnic_type': wanted.get('vnic_type') or 'normal',
+                'profile': wanted.get('profile') or {}, 'status': 'INACTIVE'}
+            return Response(201, {'binding': inactive[host]})
+        host = urllib.parse.unquote(rest[0])
+        if not host or (host != active['host'] and host not in inactive):
+            raise NeutronError(404, 'PortBindingNotFound', 'Binding for port %s for host '
+                               '%s could not be found.' % (port_id, host))
+        if method == 'GET':
+            return Response(200, {'binding': active if host == active['host']
+                                  else inactive[host]})
+        if method == 'PUT' and rest[1:] == ['activate']:
+            if host == active['host']:
+                raise NeutronError(409, 'PortBindingAlreadyActive', 'Binding for port %s '
+                                   'on host %s is already active.' % (port_id, host))
+            new = inactive.pop(host)
+            if active['host']:
+                inactive[active['host']] = dict(active, vif_type='unbound', vif_details={},
+                                                status='INACTIVE')
+            port.update({'binding:host_id': host, 'binding:vif_type': new['vif_type'],
+                         'binding:vif_details': new['vif_details'],
+                         'binding:vnic_type': new['vnic_type'],
+                         'binding:profile': new['profile'], 'status': 'DOWN'})
+            return Response(200, self._active(port))
+        if method == 'DELETE':
+            if inactive.pop(host, None) is None:
+                port.update({'binding:host_id': None, 'binding:vif_type': 'unbound',
+                             'binding:vif_details': {}})
+            return Response(204, None)
+        raise NeutronError(404, 'HTTPNotFound', 'The resource could not be found.')
 
     def _shown(self, item: dict[str, Any], fields: list[str] | None = None) -> dict:
         shown = dict(item)
