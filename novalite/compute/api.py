@@ -142,6 +142,8 @@ class API:
     confirm_resize = api_migrate.confirm_resize
     revert_resize = api_migrate.revert_resize
     live_migrate = api_migrate.live_migrate
+    live_migrate_abort = api_migrate.live_migrate_abort
+    live_migrate_force_complete = api_migrate.live_migrate_force_complete
     evacuate = api_migrate.evacuate
 
     # -- create ------------------------------------------------------------------------

@@ -10,6 +10,8 @@ makes them its methods).
 """
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from novalite import availability_zones, exception, objects, quota
@@ -29,6 +31,21 @@ if TYPE_CHECKING:
 RESIZE_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED)
 LIVE_MIGRATE_VM_STATES = (vm_states.ACTIVE, vm_states.PAUSED)
 EVACUATE_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED, vm_states.ERROR)
+# What an abort may also cancel from API 2.65: a live migration not started yet.
+ABORTABLE_QUEUED = ('queued', 'preparing')
+
+# Nova's action names (instance_actions.LIVE_MIGRATION_CANCEL, ..._FORCE_COMPLETE).
+LIVE_MIGRATION_CANCEL = 'live_migration_cancel'
+LIVE_MIGRATION_FORCE_COMPLETE = 'live_migration_force_complete'
+
+
+class InvalidMigrationState(exception.Invalid):
+    msg_fmt = ('Migration %(migration_id)s state of instance %(instance_uuid)s is %(state)s. '
+               'Cannot %(method)s while the migration is in this state.')
+
+
+class MigrationNotFoundForInstance(exception.MigrationNotFound):
+    msg_fmt = 'Migration %(migration_id)s not found for instance %(instance_id)s'
 
 
 # -- resize and cold migration ----------------------------------------------------
@@ -148,6 +165,81 @@ def live_migrate(api: API, context: RequestContext, instance: objects.Instance,
                                             want_result=False)
         api.compute_task_api.live_migrate_instance(
             cctxt, instance, host_name, block_migration, migration, async_=async_)
+
+
+def live_migrate_force_complete(api: API, context: RequestContext, instance: objects.Instance,
+                                migration_id: int) -> None:
+    """Have the source make the server's running live migration converge now (API
+    2.22; the driver pauses the guest, or switches to post-copy).
+
+    :raises InstanceIsLocked: (409) the server is locked and the caller no admin
+    :raises InstanceInvalidState: (409) the server is not ACTIVE and migrating
+    :raises MigrationNotFoundForInstance: no such migration of the server
+    :raises InvalidMigrationState: (400) the migration is not ``running``
+    """
+    instance_edit.check_instance_lock(context, instance)
+    instance_edit.check_instance_state(instance, 'force_complete', (vm_states.ACTIVE,),
+                                       (task_states.MIGRATING,))
+    with _cell_context(context, instance) as cctxt:
+        migration = _live_migration_of(api, cctxt, instance, migration_id)
+        if migration.status != 'running':
+            raise InvalidMigrationState(migration_id=migration_id,
+                                        instance_uuid=instance.uuid,
+                                        state=migration.status, method='force complete')
+        objects.InstanceAction.action_start(
+            cctxt, instance.uuid, LIVE_MIGRATION_FORCE_COMPLETE, want_result=False)
+        api.compute_rpcapi.live_migration_force_complete(cctxt, instance)
+
+
+def live_migrate_abort(api: API, context: RequestContext, instance: objects.Instance,
+                       migration_id: int, support_abort_in_queue: bool = False) -> None:
+    """Cancel the server's live migration (API 2.24): a ``running`` one, and from
+    2.65 (``support_abort_in_queue``) one still ``queued`` or ``preparing``. The
+    source cancels it; the server stays where it is, ACTIVE.
+
+    :raises InstanceIsLocked: (409) the server is locked and the caller no admin
+    :raises InstanceInvalidState: (409) the server is not migrating
+    :raises MigrationNotFoundForInstance: (404) no such migration of the server
+    :raises InvalidMigrationState: (400) the migration's status does not allow it
+    """
+    instance_edit.check_instance_lock(context, instance)
+    if instance.task_state != task_states.MIGRATING:
+        raise exception.InstanceInvalidState(
+            attr='task_state', instance_uuid=instance.uuid, state=instance.task_state,
+            method='abort live migration')
+    allowed = ABORTABLE_QUEUED + ('running',) if support_abort_in_queue else ('running',)
+    with _cell_context(context, instance) as cctxt:
+        migration = _live_migration_of(api, cctxt, instance, migration_id)
+        if migration.status not in allowed:
+            raise InvalidMigrationState(migration_id=migration_id,
+                                        instance_uuid=instance.uuid,
+                                        state=migration.status,
+                                        method='abort live migration')
+        objects.InstanceAction.action_start(cctxt, instance.uuid, LIVE_MIGRATION_CANCEL,
+                                            want_result=False)
+        api.compute_rpcapi.live_migration_abort(cctxt, instance, migration.id)
+
+
+def _live_migration_of(api: API, context: RequestContext, instance: objects.Instance,
+                       migration_id: int) -> objects.Migration:
+    """:raises MigrationNotFoundForInstance: ``migration_id`` is not the server's"""
+    try:
+        return api.get_migration_by_id_and_instance(context, migration_id, instance.uuid)
+    except exception.MigrationNotFound as exc:
+        raise MigrationNotFoundForInstance(migration_id=migration_id,
+                                           instance_id=instance.uuid) from exc
+
+
+@contextlib.contextmanager
+def _cell_context(context: RequestContext,
+                  instance: objects.Instance) -> Iterator[RequestContext]:
+    """The server's cell context; as in Nova, the source compute's service is not
+    checked (a cast to a host that is down is lost, as there)."""
+    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+    assert mapping.cell_mapping is not None, 'a migrating server is in a cell'
+    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+        instance._context = cctxt
+        yield cctxt
 
 
 # -- evacuation ----------------------------------------------------------------------

@@ -1,18 +1,40 @@
-"""GET /servers/{server_id}/migrations[/{id}] (2.23): a server's in-progress live
-migrations, for administrators."""
+"""A server's in-progress live migrations: GET /servers/{server_id}/migrations[/{id}]
+(2.23), DELETE .../migrations/{id} to abort one (2.24; queued ones too from 2.65) and
+POST .../migrations/{id}/action {"force_complete": null} to end one now (2.22)."""
 from __future__ import annotations
 
 import webob.exc
 
 from novalite import exception
 from novalite.api import validation
+from novalite.api.openstack import api_version_request as avr
 from novalite.api.openstack import common, wsgi
 from novalite.api.openstack.compute.schemas import empty_query, empty_query_v2102
+from novalite.api.openstack.compute.schemas import server_migrations as schema
 from novalite.api.openstack.compute.views import migrations as view
+from novalite.api.validation import validators
+from novalite.compute import api_migrate
 from novalite.objects import migration as migration_obj
 from novalite.policies import server_migrations as sm_policies
 
 LIVE = 'live-migration'
+_FORCE_COMPLETE = validators.SchemaValidator(schema.force_complete)
+
+
+def _conflict(exc: exception.InstanceInvalidState, action: str,
+              server_id: str) -> webob.exc.HTTPConflict:
+    """Nova's wording of a 409 for a server in the wrong state."""
+    return webob.exc.HTTPConflict(
+        explanation="Cannot '%s' instance %s while it is in %s %s"
+        % (action, server_id, exc.kwargs['attr'], exc.kwargs['state']))
+
+
+def _migration_id(id: str) -> int:
+    """:raises MigrationNotFound: ``id`` is no migration id"""
+    try:
+        return int(id)
+    except ValueError as exc:
+        raise exception.MigrationNotFound(migration_id=id) from exc
 
 
 class ServerMigrationsController(common.ComputeAPIUser, wsgi.Controller):
@@ -55,3 +77,49 @@ class ServerMigrationsController(common.ComputeAPIUser, wsgi.Controller):
                 explanation='Live migration %s for server %s is not in progress.'
                             % (id, server_id))
         return {'migration': view.ViewBuilder.server_migration(req, migration)}
+
+    @wsgi.api_version('2.24')
+    @wsgi.response(202)
+    @validation.no_body
+    def delete(self, req: wsgi.Request, server_id: str, id: str) -> None:
+        """Abort a live migration: the source cancels it and the server stays there."""
+        context = req.context
+        instance = common.get_instance(self.compute_api, context, server_id)
+        context.can(sm_policies.BASE % 'delete', {'project_id': instance.project_id})
+        try:
+            self.compute_api.live_migrate_abort(
+                context, instance, _migration_id(id),
+                support_abort_in_queue=avr.is_supported(req, '2.65'))
+        except exception.InstanceInvalidState as exc:
+            raise _conflict(exc, 'abort live migration', server_id) from exc
+        except exception.MigrationNotFound as exc:
+            raise webob.exc.HTTPNotFound(
+                explanation=api_migrate.MigrationNotFoundForInstance(
+                    migration_id=id, instance_id=server_id).format_message()) from exc
+
+    @wsgi.response(202)
+    @validation.schema(schema.action)
+    def action(self, req: wsgi.Request, server_id: str, id: str, body: dict) -> None:
+        """POST .../migrations/{id}/action: the one action is ``force_complete``."""
+        key = next(iter(body))
+        if key != 'force_complete':
+            raise webob.exc.HTTPBadRequest(explanation='There is no such action: %s' % key)
+        return self._force_complete(req, server_id, id, body)
+
+    @wsgi.api_version('2.22')
+    def _force_complete(self, req: wsgi.Request, server_id: str, id: str,
+                        body: dict) -> None:
+        _FORCE_COMPLETE.validate(body)
+        context = req.context
+        instance = common.get_instance(self.compute_api, context, server_id)
+        context.can(sm_policies.BASE % 'force_complete', {'project_id': instance.project_id})
+        try:
+            self.compute_api.live_migrate_force_complete(context, instance,
+                                                         _migration_id(id))
+        except exception.InstanceInvalidState as exc:
+            raise _conflict(exc, 'force_complete', server_id) from exc
+        except exception.MigrationNotFound as exc:
+            # Nova answers 400 here, where the abort answers 404.
+            raise webob.exc.HTTPBadRequest(
+                explanation=api_migrate.MigrationNotFoundForInstance(
+                    migration_id=id, instance_id=server_id).format_message()) from exc

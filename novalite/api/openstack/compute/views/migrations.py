@@ -72,8 +72,10 @@ class ViewBuilder(common.ViewBuilder):
 
     @staticmethod
     def server_migration(req: wsgi.Request, migration: objects.Migration) -> dict:
-        """One in-progress live migration of a server (2.23). novalite does not track
-        the memory and disk copy progress, so those counters are null."""
+        """One in-progress live migration of a server (2.23), with the copy progress
+        the source's driver last saved in the Migration: bytes of memory and of disk
+        in all, copied and left (null until the driver reports them, and always for a
+        driver that does not)."""
         body = {
             'id': migration.id,
             'server_uuid': migration.instance_uuid,
@@ -88,7 +90,8 @@ class ViewBuilder(common.ViewBuilder):
         }
         for part in ('memory', 'disk'):
             for counter in ('total', 'processed', 'remaining'):
-                body['%s_%s_bytes' % (part, counter)] = None
+                name = '%s_%s' % (part, counter)
+                body[name + '_bytes'] = getattr(migration, name)
         if avr.is_supported(req, '2.59'):
             body['uuid'] = migration.uuid
         if avr.is_supported(req, '2.80'):
