@@ -122,6 +122,15 @@ def wait_background(timeout: float) -> None:
         futures.wait(pending, timeout=timeout)
 
 
+def submit_to(pool: str, max_workers: int, fn: Callable[P, R], *args: P.args,
+              **kwargs: P.kwargs) -> futures.Future[R]:
+    """Run ``fn(*args, **kwargs)`` on a pool of its own (``pool`` by name, made with
+    ``max_workers`` threads on first use; a compute's live migrations), with this
+    thread's object indirection and request context. Work still queued can be
+    cancelled with its future."""
+    return _pool(pool, max_workers).submit(carrying(fn), *args, **kwargs)
+
+
 def submit_to_cell(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> futures.Future[R]:
     """Run ``fn(*args, **kwargs)`` on the cells pool, with this thread's object
     indirection and request context; the caller takes the result or the exception from

@@ -141,6 +141,7 @@ class ComputeManager(manager.Manager):
             self.rt.update_available_resource(context, nodename)
         build.recover_interrupted_builds(self, context)
         volume_attach.resume_detaches(self, context)
+        live_migration.recover_interrupted(self, context)
         evacuate.destroy_evacuated_instances(self, context)
         guest_audit.audit_guests(self, context)
         self._indirection_api = obj_base.current_indirection_api()

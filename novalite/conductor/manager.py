@@ -15,6 +15,7 @@ from novalite import exception, manager, objects, transient
 from novalite.conductor.tasks import (
     build,
     cache_images,
+    live_migrate,
     lost_builds,
     migrate,
     rebuild,
@@ -123,7 +124,7 @@ OUTAGE_SHARE_OF_CALL = 0.75
 class ComputeTaskManager:
     """Build tasks: schedule, create in a cell, hand to a compute host; reschedule."""
 
-    target = messaging.Target(namespace='compute_task', version='1.2')
+    target = messaging.Target(namespace='compute_task', version='1.3')
 
     def __init__(self, query_client: scheduler_rpcapi.SchedulerAPI | None = None,
                  reportclient: report.SchedulerReportClient | None = None,
@@ -184,9 +185,9 @@ class ComputeTaskManager:
     def live_migrate_instance(self, context: RequestContext, instance: objects.Instance,
                               host: str | None, block_migration: bool | None,
                               migration: objects.Migration,
-                              raise_errors: bool = False) -> None:
-        migrate.live_migrate_instance(self.deps, context, instance, host, block_migration,
-                                      migration, raise_errors)
+                              raise_errors: bool = False, force: bool = False) -> None:
+        live_migrate.live_migrate_instance(self.deps, context, instance, host,
+                                           block_migration, migration, raise_errors, force)
 
     def evacuate_instance(self, context: RequestContext, instance: objects.Instance,
                           host: str | None, migration: objects.Migration,

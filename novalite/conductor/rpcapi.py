@@ -108,9 +108,10 @@ class ComputeTaskAPI:
     * 1.0 - schedule_and_build_instances, build_instances
     * 1.1 - cache_images
     * 1.2 - rebuild_instance takes reimage_boot_volume
+    * 1.3 - live_migrate_instance takes force
     """
 
-    VERSION = '1.2'
+    VERSION = '1.3'
 
     def __init__(self) -> None:
         self.client = rpc.get_client(messaging.Target(topic=RPC_TOPIC,
@@ -191,12 +192,16 @@ class ComputeTaskAPI:
     def live_migrate_instance(self, context: RequestContext, instance: objects.Instance,
                               host: str | None, block_migration: bool | None,
                               migration: objects.Migration | None,
-                              async_: bool = True) -> None:
+                              async_: bool = True, force: bool = False) -> None:
         """Live-migrate; before API 2.34 (``async_`` False) a call, so that a
-        pre-check error reaches the caller (400)."""
+        pre-check error reaches the caller (400). ``force``: take ``host`` without
+        the scheduler (API 2.30 to 2.67 when asked; before 2.30 any named host)."""
         cctxt = self.client.prepare()
         kwargs = dict(instance=instance, host=host, block_migration=block_migration,
                       migration=migration, raise_errors=not async_)
+        if force:
+            kwargs['force'] = True
+            cctxt = self.client.prepare(version='1.3')
         if async_:
             cctxt.cast(context, 'live_migrate_instance', **kwargs)
         else:

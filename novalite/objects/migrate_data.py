@@ -30,6 +30,7 @@ class LiveMigrateData(base.NovaliteObject):
     is_shared_block_storage: bool
     target_connect_addr: str | None
     dest_host: str | None
+    dest_zone: str | None
     # The network info as bound on the destination (inactive bindings with Neutron's
     # binding-extended; else the source's own, to be rebound after the move).
     dest_network_info: model.NetworkInfo
@@ -48,6 +49,9 @@ class LiveMigrateData(base.NovaliteObject):
         'is_shared_block_storage': fields.BooleanField(default=False),
         'target_connect_addr': fields.StringField(nullable=True),
         'dest_host': fields.StringField(nullable=True),
+        # The destination's availability zone (the conductor's, which reads the
+        # aggregates): the server's zone once it runs there.
+        'dest_zone': fields.StringField(nullable=True),
         'dest_network_info': NetworkModelField(default=[]),
         'bound_ports': fields.ListOfStringsField(default=[]),
         'old_attachments': fields.DictOfStringsField(default={}),
@@ -61,5 +65,6 @@ class LiveMigrateData(base.NovaliteObject):
         """A fresh object with every field set (defaults), so readers need no checks."""
         return cls(migration=migration, block_migration=block_migration,
                    is_shared_instance_path=False, is_shared_block_storage=False,
-                   target_connect_addr=None, dest_host=None, dest_network_info=[],
+                   target_connect_addr=None, dest_host=None, dest_zone=None,
+                   dest_network_info=[],
                    bound_ports=[], old_attachments={}, new_attachments={}, driver_data={})

@@ -24,7 +24,8 @@ class RequestSpec(base.NovaliteObject):
     # 1.0: initial
     # 1.1: security_groups
     # 1.2: requested_networks
-    VERSION = '1.2'
+    # 1.3: requested_destination
+    VERSION = '1.3'
     id: int
     instance_uuid: str
     project_id: str | None
@@ -41,6 +42,7 @@ class RequestSpec(base.NovaliteObject):
     instance_group: objects.InstanceGroup | None
     security_groups: list[str]
     requested_networks: list[dict[str, str | None]]
+    requested_destination: str | None
 
     fields: dict[str, fields.Field[Any]] = {
         'id': fields.IntegerField(),
@@ -66,6 +68,10 @@ class RequestSpec(base.NovaliteObject):
         # The create's network requests as the API resolved them: a build the conductor
         # re-drives after its message was lost has nothing else to take them from.
         'requested_networks': fields.ListOfDictOfNullableStringsField(default=[]),
+        # A move to a host the caller named (a live migration's ``host`` when not
+        # forced): only that host is considered, and the filters still run on it (a
+        # forced host, ``force_hosts``, skips them), as Nova's Destination.
+        'requested_destination': fields.StringField(nullable=True),
     }
 
     def obj_make_compatible(self, primitive: dict, target_version: str) -> None:

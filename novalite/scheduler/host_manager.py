@@ -374,6 +374,14 @@ class HostManager:
             forced = [h for h in hosts if (not force_hosts or h.host in force_hosts)
                       and (not force_nodes or h.nodename in force_nodes)]
             return forced, [filters.FilterResult('force_hosts', len(hosts), len(forced))]
+        requested = (spec_obj.requested_destination
+                     if spec_obj.obj_attr_is_set('requested_destination') else None)
+        if requested:
+            before = len(hosts)
+            hosts = [h for h in hosts if h.host == requested]
+            passed, results = self.filter_handler.get_filtered_hosts(hosts, spec_obj)
+            return passed, [filters.FilterResult('requested_destination', before,
+                                                 len(hosts)), *results]
         return self.filter_handler.get_filtered_hosts(hosts, spec_obj)
 
     def get_weighed_hosts(self, host_states: list[HostState],

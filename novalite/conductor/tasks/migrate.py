@@ -1,6 +1,6 @@
-"""Moving servers in the conductor: resize and cold migration, live migration,
-evacuation (Nova's migrate_server, live_migrate_instance and rebuild_instance with a
-dead source host).
+"""Moving servers in the conductor: resize and cold migration, evacuation (Nova's
+migrate_server and rebuild_instance with a dead source host); live migration is in
+``live_migrate.py``.
 
 Every move records a Migration and, before the scheduler runs, hands the instance's
 allocation on the source to the migration as consumer (Nova's migration-based
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 MIGRATE_EVENT = 'conductor_migrate_server'
-LIVE_EVENT = 'conductor_live_migrate_instance'
 EVACUATE_EVENT = 'conductor_rebuild_server'
 
 
@@ -159,47 +158,6 @@ def migrate_server(deps: build.Dependencies, context: RequestContext, instance: 
             _fail(deps, cctxt, instance, migration, moved, failed, MIGRATE_EVENT,
                   instance.vm_state)
             if isinstance(failed, exception.NoValidHost):
-                raise failed from None
-
-
-# -- live migration --------------------------------------------------------------------------
-
-def live_migrate_instance(deps: build.Dependencies, context: RequestContext,
-                          instance: objects.Instance, host: str | None,
-                          block_migration: bool | None, migration: objects.Migration,
-                          raise_errors: bool) -> None:
-    """Check that a destination can take the instance live; the drivers novalite has
-    cannot, so this ends in a pre-check error: the migration in ``error``, the
-    instance as it was. ``raise_errors`` (API before 2.34): the error goes back to the
-    caller as well."""
-    with nl_context.target_cell(context, cell.of_instance(context, instance.uuid)) as cctxt:
-        instance._context = cctxt
-        migration._context = cctxt
-        objects.InstanceActionEvent.event_start(cctxt, instance.uuid, LIVE_EVENT,
-                                                host=CONF.host)
-        moved = False
-        try:
-            migration.status = 'preparing'
-            migration.save()
-            if host:
-                dest, node = host, None
-            else:
-                spec = _request_spec(context, instance, instance.flavor, _own_host(instance), [])
-                selection, _alternates, moved = _schedule(deps, cctxt, instance, migration,
-                                                          spec)
-                dest, node = selection.service_host, selection.nodename
-            migration.dest_compute, migration.dest_node = dest, node
-            migration.save()
-            deps.compute_rpcapi.check_can_live_migrate_destination(
-                cctxt, instance, dest, block_migration)
-            raise exception.MigrationError(reason='no live migration driver')
-        except Exception as exc:
-            failed = exc if not isinstance(exc, _Failed) else exc.error
-            moved = exc.moved if isinstance(exc, _Failed) else moved
-            LOG.warning('Live migration of %s refused: %s', instance.uuid, failed)
-            _fail(deps, cctxt, instance, migration, moved, failed, LIVE_EVENT,
-                  instance.vm_state)
-            if raise_errors:
                 raise failed from None
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from novalite import context as nl_context
 from novalite import exception, objects
-from novalite.conductor.tasks import build, migrate
+from novalite.compute import power_state
+from novalite.conductor.tasks import build, live_migrate, migrate
 from tests.unit.compute import hostdoubles
 from tests.unit.compute.hostdoubles import RecordingComputeRPC, ScriptedReportClient
 
@@ -167,40 +168,12 @@ def test_a_server_without_a_request_spec_is_moved_with_one_made_for_it(env):
     assert (name, kwargs['host']) == ('prep_resize', 'dst')
 
 
-# -- live migration --------------------------------------------------------------------------
+# -- evacuation (the API made the migration) ------------------------------------------------
 
 def _api_migration(cctxt, instance, migration_type):
     return hostdoubles.new_migration(cctxt, instance, None, status='accepted',
                                      migration_type=migration_type)
 
-
-def test_a_scheduled_live_migration_is_refused_and_gives_the_destination_back(env):
-    cloud, cctxt, deps, nodes = env
-    instance = _server(cloud, cctxt, nodes, task_state='migrating')
-    migration = _api_migration(cctxt, instance, 'live-migration')
-
-    migrate.live_migrate_instance(deps, cctxt, instance, None, False, migration, False)
-
-    _assert_move_undone(cloud, cctxt, nodes, instance, migration,
-                        'no live migration driver', migrate.LIVE_EVENT)
-
-
-def test_a_live_migration_to_an_unreachable_host_raises_for_old_microversions(env):
-    cloud, cctxt, deps, nodes = env
-    instance = _server(cloud, cctxt, nodes, task_state='migrating')
-    migration = _api_migration(cctxt, instance, 'live-migration')
-    deps.compute_rpcapi.error = messaging.MessagingTimeout('dst gone')
-
-    with pytest.raises(messaging.MessagingTimeout):
-        migrate.live_migrate_instance(deps, cctxt, instance, 'dst', False, migration, True)
-
-    assert deps.query_client.specs == []
-    assert deps.reportclient.called('move_allocations') == []
-    _assert_move_undone(cloud, cctxt, nodes, instance, migration, 'MessagingTimeout',
-                        migrate.LIVE_EVENT)
-
-
-# -- evacuation ---------------------------------------------------------------------------------
 
 def test_an_evacuation_that_finds_no_host_leaves_the_server_as_it_was(env):
     cloud, cctxt, deps, nodes = env
@@ -227,15 +200,16 @@ def test_an_evacuation_to_an_unreachable_host_gives_the_claim_back(env):
                         migrate.EVACUATE_EVENT)
 
 
-
 def test_a_live_migration_that_finds_no_host_gives_the_source_back(env):
     cloud, cctxt, deps, nodes = env
     instance = _server(cloud, cctxt, nodes, task_state='migrating')
+    instance.power_state = power_state.RUNNING
+    instance.save()
     migration = _api_migration(cctxt, instance, 'live-migration')
     deps._query.error = exception.NoValidHost(reason='all full')
 
-    migrate.live_migrate_instance(deps, cctxt, instance, None, False, migration, False)
+    live_migrate.live_migrate_instance(deps, cctxt, instance, None, False, migration, False)
 
     _assert_move_undone(cloud, cctxt, nodes, instance, migration, 'all full',
-                        migrate.LIVE_EVENT)
+                        live_migrate.LIVE_EVENT)
     assert deps.compute_rpcapi.casts == []
