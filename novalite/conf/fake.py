@@ -13,6 +13,17 @@ opts = [
                  help='Seconds spawn sleeps, to imitate a slow hypervisor in tests.'),
     cfg.ListOpt('fail_spawn_on_hosts', default=[],
                 help='Hosts on which spawn raises a build failure (fault injection).'),
+    cfg.FloatOpt('live_migration_mb_per_second', default=256.0, min=0.001,
+                 help='MiB of guest memory a live migration copies per second: a guest '
+                      'of N MiB takes N / this seconds to move (its root disk, in a '
+                      'block migration, is copied over the same time), so a small value '
+                      'leaves time to abort or force complete it.'),
+    cfg.ListOpt('fail_live_migration_precheck_on_hosts', default=[],
+                help='Hosts that refuse, in their destination pre-check, to take any '
+                     'guest by live migration (fault injection).'),
+    cfg.ListOpt('fail_live_migration_on_hosts', default=[],
+                help='Destination hosts to which a live migration fails half-way, the '
+                     'guest staying on the source (fault injection).'),
 ]
 
 

@@ -21,7 +21,7 @@ from novalite.conf import CONF
 from novalite.context import RequestContext
 from novalite.image import glance
 from novalite.network.model import VIF, NetworkInfo
-from novalite.virt import diagnostics, driver, hardware
+from novalite.virt import diagnostics, driver, fake_migration, hardware
 
 LOG = logging.getLogger(__name__)
 
@@ -127,7 +127,10 @@ class FakeDriver(driver.ComputeDriver):
     that needs one to fail replaces the method on its driver. Volumes are recorded per
     guest (mountpoint -> connection info, see ``volumes``); the volume ids in
     ``fail_attach_volume_ids`` and ``fail_detach_volume_ids`` make attach_volume and
-    detach_volume fail as a hypervisor would.
+    detach_volume fail as a hypervisor would. A live migration copies the guest at
+    ``live_migration_mb_per_second`` (``fake_migration``); the hosts in
+    ``fail_live_migration_precheck_on_hosts`` refuse to take guests, and migrations to
+    those in ``fail_live_migration_on_hosts`` fail half-way.
     """
 
     capabilities = dict(driver.ComputeDriver.capabilities, supports_reboot=True,
@@ -147,6 +150,8 @@ class FakeDriver(driver.ComputeDriver):
         self.fail_detach_volume_ids: set[str] = set()
         # (instance uuid, 'vnc' | 'serial') -> the guest's console listener.
         self.consoles: dict[tuple[str, str], ConsoleServer] = {}
+        # The live migrations this host runs as their source.
+        self.live_migrations = fake_migration.LiveMigrations()
 
     def init_host(self, host: str) -> None:
         self._host = host
@@ -204,16 +209,9 @@ class FakeDriver(driver.ComputeDriver):
                 reason='fake driver told to fail spawn on host %s' % self._host)
         if CONF.fake_driver.spawn_seconds:
             time.sleep(CONF.fake_driver.spawn_seconds)
-        flavor = instance.flavor
-        # A guest that boots from a volume has no local root disk.
-        root_gb = 0 if _boots_from_volume(block_device_info) else flavor.root_gb
+        guest = _guest_record(instance, power_state.RUNNING, network_info, block_device_info)
         with self._lock:
-            self._instances[instance.uuid] = {
-                'state': power_state.RUNNING, 'vcpus': flavor.vcpus,
-                'memory_mb': flavor.memory_mb,
-                'disk_gb': root_gb + flavor.ephemeral_gb,
-                'interfaces': [vif['id'] for vif in network_info or []],
-                'volumes': _mapped_volumes(block_device_info)}
+            self._instances[instance.uuid] = guest
 
     def destroy(self, context: RequestContext, instance: objects.Instance,
                 network_info: NetworkInfo | None = None,
@@ -359,16 +357,14 @@ class FakeDriver(driver.ComputeDriver):
 
     def _put(self, instance: objects.Instance, running: bool,
              block_device_info: driver.BlockDeviceInfo | None) -> None:
-        flavor = instance.flavor
-        root_gb = 0 if _boots_from_volume(block_device_info) else flavor.root_gb
+        guest = _guest_record(instance,
+                              power_state.RUNNING if running else power_state.SHUTDOWN,
+                              None, block_device_info)
         with self._lock:
             old = self._instances.get(instance.uuid, {})
-            self._instances[instance.uuid] = {
-                'state': power_state.RUNNING if running else power_state.SHUTDOWN,
-                'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
-                'disk_gb': root_gb + flavor.ephemeral_gb,
-                'interfaces': old.get('interfaces', []),
-                'volumes': _mapped_volumes(block_device_info) or old.get('volumes', {})}
+            guest['interfaces'] = old.get('interfaces', [])
+            guest['volumes'] = guest['volumes'] or old.get('volumes', {})
+            self._instances[instance.uuid] = guest
 
     def finish_migration(self, context: RequestContext, migration: objects.Migration,
                          instance: objects.Instance, disk_info: dict, network_info: NetworkInfo,
@@ -390,6 +386,136 @@ class FakeDriver(driver.ComputeDriver):
                                 block_device_info: driver.BlockDeviceInfo | None = None,
                                 power_on: bool = True) -> None:
         self._put(instance, power_on, block_device_info)
+
+    # -- live migration: a guest passes from one driver to another only through the
+    # compute flows (in devstack the two are different processes): pre_live_migration
+    # records it coming in on the destination, post_live_migration_at_destination makes
+    # it the destination's, post_live_migration_at_source drops it here -----------------
+
+    def check_can_live_migrate_destination(self, context: RequestContext,
+                                           instance: objects.Instance,
+                                           block_migration: bool | None,
+                                           migrate_data: objects.LiveMigrateData
+                                           ) -> objects.LiveMigrateData:
+        host = self._host or CONF.host
+        if host in CONF.fake_driver.fail_live_migration_precheck_on_hosts:
+            raise exception.MigrationPreCheckError(
+                reason='fake driver told to refuse live migrations to host %s' % host)
+        migrate_data.dest_host = host
+        migrate_data.target_connect_addr = CONF.my_ip
+        migrate_data.is_shared_instance_path = False
+        migrate_data.block_migration = block_migration
+        return migrate_data
+
+    def check_can_live_migrate_source(self, context: RequestContext,
+                                      instance: objects.Instance,
+                                      migrate_data: objects.LiveMigrateData
+                                      ) -> objects.LiveMigrateData:
+        """Only a running or paused guest moves live; fake hosts share no storage, so
+        a guest with a local disk moves it (block migration), one without (booted from
+        a volume, no ephemeral disk) need not."""
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None or guest.get('migrating_in'):
+                raise exception.MigrationPreCheckError(
+                    reason='instance %s has no guest on host %s' % (instance.uuid, self._host))
+            state, local_gb, volumes = guest['state'], guest['disk_gb'], guest['volumes']
+        if state not in (power_state.RUNNING, power_state.PAUSED):
+            raise exception.MigrationPreCheckError(
+                reason='the guest of instance %s is %s: only a running or paused guest '
+                       'can be live-migrated'
+                       % (instance.uuid, power_state.STATE_MAP.get(state, state)))
+        migrate_data.is_shared_block_storage = not local_gb and bool(volumes)
+        if migrate_data.block_migration is None:
+            migrate_data.block_migration = not migrate_data.is_shared_block_storage
+        return migrate_data
+
+    def pre_live_migration(self, context: RequestContext, instance: objects.Instance,
+                           network_info: NetworkInfo,
+                           block_device_info: driver.BlockDeviceInfo | None,
+                           migrate_data: objects.LiveMigrateData
+                           ) -> objects.LiveMigrateData:
+        """Record the guest coming in, paused until it is handed over."""
+        incoming = _guest_record(instance, power_state.PAUSED, network_info,
+                                 block_device_info)
+        incoming['migrating_in'] = True
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is not None and not guest.get('migrating_in'):
+                raise exception.MigrationError(
+                    reason='instance %s already has a guest on host %s'
+                    % (instance.uuid, self._host))
+            self._instances[instance.uuid] = incoming
+        return migrate_data
+
+    def live_migration(self, context: RequestContext, instance: objects.Instance, dest: str,
+                       post_method: driver.PostMethod, recover_method: driver.RecoverMethod,
+                       block_migration: bool,
+                       migrate_data: objects.LiveMigrateData) -> None:
+        """Copy the guest's memory (and root disk) to ``dest`` on this thread (see
+        ``fake_migration``), then call ``post_method`` or ``recover_method``. The
+        destination's driver is not touched: the compute flows tell it."""
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            memory_mb = guest['memory_mb'] if guest else 0
+            disk_gb = guest['root_gb'] if guest and block_migration else 0
+        if guest is None:
+            recover_method(context, instance, dest, migrate_data,
+                           error=exception.InstanceNotFound(instance_id=instance.uuid),
+                           migration_status='error')
+            return
+        job = fake_migration.CopyJob.for_guest(memory_mb=memory_mb, disk_gb=disk_gb, dest=dest)
+        self.live_migrations.migrate(
+            context, instance, dest, post_method, recover_method, block_migration,
+            migrate_data, job, pause=lambda: self._set_state(instance, power_state.PAUSED))
+
+    def live_migration_abort(self, instance: objects.Instance) -> None:
+        self.live_migrations.running(instance).abort()
+
+    def live_migration_force_complete(self, instance: objects.Instance) -> None:
+        """:raises MigrationError: no live migration of the instance runs here"""
+        self.live_migrations.running(instance).force_complete()
+
+    def post_live_migration_at_source(self, context: RequestContext,
+                                      instance: objects.Instance, network_info: NetworkInfo,
+                                      block_device_info: driver.BlockDeviceInfo | None,
+                                      migrate_data: objects.LiveMigrateData) -> None:
+        with self._lock:
+            self._instances.pop(instance.uuid, None)
+        self._close_consoles(instance.uuid)
+
+    def post_live_migration_at_destination(self, context: RequestContext,
+                                           instance: objects.Instance,
+                                           network_info: NetworkInfo,
+                                           block_migration: bool,
+                                           block_device_info: driver.BlockDeviceInfo | None
+                                           ) -> None:
+        """The guest that came in runs and is this host's (made from the instance if
+        this driver lost it since ``pre_live_migration``)."""
+        guest = _guest_record(instance, power_state.RUNNING, network_info,
+                              block_device_info)
+        with self._lock:
+            incoming = self._instances.get(instance.uuid, {})
+            if not network_info:
+                guest['interfaces'] = incoming.get('interfaces', [])
+            if not guest['volumes']:
+                guest['volumes'] = incoming.get('volumes', {})
+            self._instances[instance.uuid] = guest
+
+    def rollback_live_migration_at_destination(self, context: RequestContext,
+                                               instance: objects.Instance,
+                                               network_info: NetworkInfo,
+                                               block_device_info: driver.BlockDeviceInfo | None,
+                                               destroy_disks: bool,
+                                               migrate_data: objects.LiveMigrateData
+                                               ) -> None:
+        """Drop the guest that was coming in (a guest of this host's own stays)."""
+        with self._lock:
+            guest = self._instances.get(instance.uuid)
+            if guest is None or not guest.get('migrating_in'):
+                return
+            del self._instances[instance.uuid]
+        self._close_consoles(instance.uuid)
 
     # -- in-place actions ------------------------------------------------------------------
 
@@ -546,3 +672,16 @@ def _mapped_volumes(block_device_info: driver.BlockDeviceInfo | None
         if mountpoint:
             volumes[mountpoint] = bdm['connection_info']
     return volumes
+
+
+def _guest_record(instance: objects.Instance, state: int, network_info: NetworkInfo | None,
+                  block_device_info: driver.BlockDeviceInfo | None) -> dict[str, Any]:
+    """A guest of ``instance``'s flavor, as the driver keeps it."""
+    flavor = instance.flavor
+    # A guest that boots from a volume has no local root disk.
+    root_gb = 0 if _boots_from_volume(block_device_info) else flavor.root_gb
+    return {'state': state, 'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
+            'disk_gb': root_gb + flavor.ephemeral_gb, 'root_gb': root_gb,
+            'interfaces': [vif['id'] for vif in network_info or []],
+            'volumes': _mapped_volumes(block_device_info)}
+
