@@ -13,7 +13,9 @@ Built from the ``[neutron]`` keystoneauth options, as Nova's. Two ways to reach 
 - keystone-less (no ``auth_type``, ``endpoint_override`` naming Neutron, which runs with
   ``auth_strategy = noauth``): every call goes unauthenticated and Neutron treats it as
   admin. No project header is sent (Neutron's noauth refuses one); a port is given its
-  owner in its body instead.
+  owner in its body instead. The service's own calls (``admin``) carry the ``service``
+  role (``X-Roles``, which noauth takes as given), as the service user has it with
+  Keystone: Neutron lets only that role make, activate and delete port bindings.
 
 Connection failures (refused, reset, timed out) are retried ``[neutron] http_retries``
 times by keystoneauth, then raised as ``NeutronConnectionFailed``.
@@ -158,6 +160,8 @@ class Client:
             # The user's own token, to the endpoint the service user found.
             kwargs.update(endpoint_override=adapter.get_endpoint(), authenticated=False,
                           headers={'X-Auth-Token': self._token})
+        elif not CONF.neutron.auth_type and self._admin:
+            kwargs['headers'] = {'X-Roles': 'service'}
         try:
             resp = adapter.request(url, method, **kwargs)
         except _CONNECT_ERRORS as exc:

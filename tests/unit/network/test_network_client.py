@@ -89,3 +89,14 @@ def test_keystone_less_every_call_goes_unauthenticated(adapter: RecordingAdapter
     neutron_client.Client(_user(None)).list_networks()
     for call in adapter.calls:
         assert 'headers' not in call and 'endpoint_override' not in call
+
+
+def test_keystone_less_the_services_calls_carry_the_service_role(
+        adapter: RecordingAdapter) -> None:
+    """Neutron's noauth takes the roles of ``X-Roles``; only the service role may make,
+    activate and delete port bindings (a live migration's)."""
+    neutron_client.Client(None, admin=True).list_networks()
+    neutron_client.Client(_user('user:p1'), admin=True).list_networks()
+    neutron_client.Client(_user('user:p1')).list_networks()
+    assert [c.get('headers') for c in adapter.calls] == [
+        {'X-Roles': 'service'}, {'X-Roles': 'service'}, None]
