@@ -144,19 +144,30 @@ def revert_resize(api: API, context: RequestContext, instance: objects.Instance)
 
 
 def live_migrate(api: API, context: RequestContext, instance: objects.Instance,
-                 block_migration: bool | None, host_name: str | None, async_: bool = True) -> None:
+                 block_migration: bool | None, host_name: str | None,
+                 force: bool | None = None, async_: bool = True) -> None:
     """Record the live migration and hand it to the conductor.
 
+    :param block_migration: None for ``auto`` (2.25): the hosts decide from their
+        storage
+    :param host_name: the destination asked for, None to let the scheduler choose
+    :param force: API 2.30 to 2.67: True takes ``host_name`` as it is, False has the
+        scheduler check it (from 2.68 always False); None, before 2.30, takes a named
+        host as it is, as Nova
     :param async_: API 2.34 and later: a cast (errors end in the migration and the
         action's event); before, a call whose pre-check errors are raised
+    :raises ComputeHostNotFound: (400) ``host_name`` is no compute host
     :raises MigrationPreCheckError: (400, before 2.34) the move is not possible
     """
     instance_edit.check_instance_lock(context, instance)
     instance_edit.check_instance_state(instance, 'os-migrateLive',
                                        LIVE_MIGRATE_VM_STATES)
     with api.host_context(context, instance) as cctxt:
-        if host_name is not None:
-            _check_target_host(cctxt, instance, host_name)
+        # Only whether the host exists is checked here; the conductor refuses the
+        # server's own host as a pre-check error recorded in the migration, as Nova.
+        if host_name is not None and objects.Service.get_by_host_and_binary(
+                cctxt, host_name, 'novalite-compute') is None:
+            raise exception.ComputeHostNotFound(host=host_name)
         instance.task_state = task_states.MIGRATING
         instance.save(expected_task_state=[None])
         migration = _migration(cctxt, instance, 'live-migration', host_name)
@@ -164,7 +175,8 @@ def live_migrate(api: API, context: RequestContext, instance: objects.Instance,
                                             instance_actions.LIVE_MIGRATION,
                                             want_result=False)
         api.compute_task_api.live_migrate_instance(
-            cctxt, instance, host_name, block_migration, migration, async_=async_)
+            cctxt, instance, host_name, block_migration, migration, async_=async_,
+            force=host_name is not None and force is not False)
 
 
 def live_migrate_force_complete(api: API, context: RequestContext, instance: objects.Instance,

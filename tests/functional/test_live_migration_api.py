@@ -1,17 +1,35 @@
 """The live migration API on the real stack (fake computes): aborting and force
-completing a server's live migration are refused as Nova refuses them, on real rows."""
+completing a server's live migration are refused as Nova refuses them, on real rows;
+a slow fake live migration is aborted (running or still queued) or forced to end."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from novalite import context as nl_context
 from novalite import objects
+from tests.functional.libvirt_stack import wait
+from tests.functional.stack import Stack
 
 OWNER = 'alice:proj-a'
 OTHER = 'bob:proj-b'
+HOSTS = ('host1', 'host2')
+
+
+@pytest.fixture(scope='module')
+def stack(tmp_path_factory):
+    """Fake computes whose live migrations copy 1 MiB a second (a 128 MiB guest would
+    take two minutes: time to abort or force it) and run one at a time per host."""
+    stack = Stack(str(tmp_path_factory.mktemp('live-migration')), compute_hosts=HOSTS,
+                  overrides={('fake_driver', 'live_migration_mb_per_second'): 1.0,
+                             (None, 'max_concurrent_live_migrations'): 1})
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
 
 
 @pytest.fixture(scope='module')
@@ -22,10 +40,14 @@ def flavor_id(stack):
     return resp.json()['flavor']['id']
 
 
-def _boot(stack, flavor_id, token=OWNER) -> dict:
-    body = {'server': {'name': 'live-vm', 'imageRef': stack.image['id'],
-                       'flavorRef': flavor_id, 'networks': 'none'}}
-    resp = stack.request('POST', '/servers', token=token, json=body, version='2.37')
+def _boot(stack, flavor_id, token=OWNER, host: str | None = None) -> dict:
+    body: dict = {'server': {'name': 'live-vm', 'imageRef': stack.image['id'],
+                             'flavorRef': flavor_id, 'networks': 'none'}}
+    if host:
+        # A requested host is the administrator's to give (2.74).
+        body['server']['host'] = host
+        token = 'admin:admin'
+    resp = stack.request('POST', '/servers', token=token, json=body, version='2.74')
     assert resp.status_code == 202, resp.text
     return stack.wait_for_status(resp.json()['server']['id'], ('ACTIVE',), token=token)
 
@@ -158,3 +180,124 @@ def test_a_running_live_migration_shows_its_progress(stack, server):
     assert listed[0]['memory_processed_bytes'] == 128 << 20
     assert listed[0]['memory_remaining_bytes'] == 384 << 20
     assert listed[0]['disk_total_bytes'] is None
+
+
+# -- live migrations on the fake computes -----------------------------------------------
+
+
+def _live_migrate(stack, server_id, host=None):
+    resp = stack.request('POST', '/servers/%s/action' % server_id, version='2.68',
+                         json={'os-migrateLive': {'host': host, 'block_migration': 'auto'}})
+    assert resp.status_code == 202, resp.text
+
+
+def _live_migration(stack, server_id) -> dict:
+    """The server's newest live migration, as os-migrations shows it."""
+    found = stack.request('GET', '/os-migrations?instance_uuid=%s&migration_type='
+                          'live-migration' % server_id, version='2.80').json()['migrations']
+    return max(found, key=lambda m: m['id'])
+
+
+def _reaches(stack, server_id, status) -> dict:
+    wait(lambda: _live_migration(stack, server_id)['status'] == status, timeout=20)
+    return _live_migration(stack, server_id)
+
+
+def _settled(stack, server_id) -> dict:
+    """The server once no task is under way (ACTIVE)."""
+    def settled() -> bool:
+        server = stack.request('GET', '/servers/%s' % server_id).json()['server']
+        return server['OS-EXT-STS:task_state'] is None
+    wait(settled, timeout=20)
+    server = stack.request('GET', '/servers/%s' % server_id).json()['server']
+    assert server['status'] == 'ACTIVE'
+    return server
+
+
+def _allocations(stack, consumer) -> dict:
+    """{host: resources} of a Placement consumer."""
+    names = {rp['uuid']: rp['name'] for rp in
+             stack.placement_get('/resource_providers')['resource_providers']}
+    allocations = stack.placement_get('/allocations/%s' % consumer)['allocations']
+    return {names[rp]: a['resources'] for rp, a in allocations.items()}
+
+
+@pytest.fixture
+def on_host1(stack, flavor_id) -> Iterator[Callable[[], str]]:
+    """Servers booted on host1 (append to boot more); deleted at the end."""
+    booted: list[str] = []
+
+    def boot() -> str:
+        booted.append(_boot(stack, flavor_id, host='host1')['id'])
+        return booted[-1]
+    yield boot
+    for server_id in booted:
+        assert stack.request('DELETE', '/servers/%s' % server_id).status_code == 204
+    for server_id in booted:
+        stack.wait_for_deleted(server_id)
+
+
+def test_abort_a_running_live_migration(stack, on_host1):
+    server_id = on_host1()
+    before = _allocations(stack, server_id)
+    _live_migrate(stack, server_id)
+    migration = _reaches(stack, server_id, 'running')
+    assert migration['dest_compute'] == 'host2'
+    path = '/servers/%s/migrations/%s' % (server_id, migration['id'])
+
+    def progress() -> dict:
+        return stack.request('GET', path, version='2.23').json()['migration']
+    # The driver reports its first counters just after the copy starts.
+    wait(lambda: progress()['memory_total_bytes'] is not None)
+    assert progress()['memory_total_bytes'] == 128 << 20
+    assert progress()['memory_processed_bytes'] < 128 << 20
+
+    resp = _abort(stack, server_id, migration['id'])
+    assert resp.status_code == 202, resp.text
+    assert _reaches(stack, server_id, 'cancelled')['id'] == migration['id']
+    server = _settled(stack, server_id)
+    assert server['OS-EXT-SRV-ATTR:host'] == 'host1'
+    assert _allocations(stack, server_id) == before
+    assert _allocations(stack, migration['uuid']) == {}
+    assert 'live_migration_cancel' in _actions(stack, server_id)
+    # Over now: neither can be done again.
+    assert _abort(stack, server_id, migration['id']).status_code == 409
+    assert stack.request('GET', '/servers/%s/migrations' % server_id,
+                         version='2.23').json()['migrations'] == []
+
+
+def test_a_queued_live_migration_is_aborted_from_2_65(stack, on_host1):
+    first, second = on_host1(), on_host1()
+    _live_migrate(stack, first)
+    running = _reaches(stack, first, 'running')
+    _live_migrate(stack, second)
+    # One live migration at a time per host: the second waits in the source's queue.
+    queued = _reaches(stack, second, 'queued')
+    refused = _abort(stack, second, queued['id'], version='2.64')
+    assert refused.status_code == 400
+    assert 'is queued. Cannot abort live migration' in _message(refused)
+    assert _force(stack, second, queued['id']).status_code == 400
+
+    assert _abort(stack, second, queued['id'], version='2.65').status_code == 202
+    _reaches(stack, second, 'cancelled')
+    assert _settled(stack, second)['OS-EXT-SRV-ATTR:host'] == 'host1'
+    assert list(_allocations(stack, second)) == ['host1']
+    assert _live_migration(stack, first)['status'] == 'running'
+    assert _abort(stack, first, running['id']).status_code == 202
+    _reaches(stack, first, 'cancelled')
+    _settled(stack, first)
+
+
+def test_force_complete_ends_a_running_live_migration(stack, on_host1):
+    server_id = on_host1()
+    before = _allocations(stack, server_id)
+    _live_migrate(stack, server_id, host='host2')
+    migration = _reaches(stack, server_id, 'running')
+    resp = _force(stack, server_id, migration['id'])
+    assert resp.status_code == 202, resp.text
+    _reaches(stack, server_id, 'completed')
+    server = _settled(stack, server_id)
+    assert server['OS-EXT-SRV-ATTR:host'] == 'host2'
+    assert _allocations(stack, server_id) == {'host2': before['host1']}
+    assert _allocations(stack, migration['uuid']) == {}
+    assert 'live_migration_force_complete' in _actions(stack, server_id)

@@ -1,5 +1,6 @@
 """Tests of aborting (DELETE) and force completing a server's live migration, and of
-the progress counters in its view, through the app on real SQLite cell databases."""
+the progress counters in its view, through the app on real SQLite cell databases; and
+of what os-migrateLive's compute API hands the conductor."""
 from __future__ import annotations
 
 import datetime
@@ -8,9 +9,11 @@ from typing import Any
 import pytest
 
 from novalite import context as nl_context
-from novalite import objects, policy
+from novalite import exception, objects, policy
 from novalite.api.openstack import loader
+from novalite.compute import api as compute_api
 from novalite.compute import rpcapi as compute_rpcapi
+from novalite.conductor import rpcapi as conductor_rpcapi
 from tests.unit.api.cloud import ADMIN, Cloud
 from tests.unit.api.conftest import call
 
@@ -251,3 +254,62 @@ def test_the_view_shows_the_copy_progress(app, cloud, server):
         'memory_total_bytes': 4096, 'memory_processed_bytes': 1024,
         'memory_remaining_bytes': 3072, 'disk_total_bytes': None,
         'disk_processed_bytes': None, 'disk_remaining_bytes': None}
+
+
+class RecordingConductor:
+    """The conductor client of the API: the live migrations handed over."""
+
+    calls: list[dict] = []
+
+    def live_migrate_instance(self, context: Any, instance: Any, host: str | None,
+                              block_migration: bool | None, migration: Any,
+                              async_: bool = True, force: bool = False) -> None:
+        self.calls.append(dict(host=host, block_migration=block_migration, force=force,
+                               migration=migration.status, async_=async_))
+
+
+class TestLiveMigrate:
+    """os-migrateLive's compute API: which host the conductor gets, and whether forced."""
+
+    @pytest.fixture
+    def handed(self, monkeypatch):
+        RecordingConductor.calls = []
+        monkeypatch.setattr(conductor_rpcapi, 'ComputeTaskAPI', RecordingConductor)
+        return RecordingConductor.calls
+
+    @pytest.fixture
+    def migrate(self, cloud, handed):
+        cloud.add_host('cmp1')
+        cloud.add_host('cmp2')
+        api = compute_api.API()
+
+        def migrate(host: str | None, force: bool | None = None,
+                    block_migration: bool | None = None) -> None:
+            server = cloud.add_instance('cmp1')
+            instance = api.get(cloud.context, server)
+            api.live_migrate(cloud.context, instance, block_migration, host, force=force)
+        return migrate
+
+    @pytest.mark.parametrize('host, force, forced', [
+        ('cmp2', None, True),    # before 2.30 a named host is taken as it is
+        ('cmp2', True, True),    # 2.30 to 2.67, asked for
+        ('cmp2', False, False),  # from 2.30 unless asked for: the scheduler checks it
+        (None, None, False),
+        (None, False, False),
+    ])
+    def test_a_named_host_is_forced_before_2_30_or_when_asked(self, migrate, handed, host,
+                                                              force, forced):
+        migrate(host, force)
+        assert handed == [dict(host=host, block_migration=None, force=forced,
+                               migration='accepted', async_=True)]
+
+    def test_the_servers_own_host_is_the_conductors_to_refuse(self, migrate, handed):
+        # As Nova: a pre-check error of the migration (UnableToMigrateToSelf), not a 400.
+        migrate('cmp1', block_migration=True)
+        assert handed[0]['host'] == 'cmp1' and handed[0]['block_migration'] is True
+
+    def test_an_unknown_host_is_refused_before_anything_is_recorded(self, migrate, handed,
+                                                                    cloud):
+        with pytest.raises(exception.ComputeHostNotFound):
+            migrate('nowhere')
+        assert handed == []
