@@ -58,12 +58,54 @@ volume_opts = [
                     '(libvirt\'s device-removed event) before asking again.'),
 ]
 
+# Live migration: as Nova's options of the same names.
+migration_opts = [
+    cfg.StrOpt('live_migration_scheme',
+               help='Scheme of the URI the source\'s libvirtd opens to the destination\'s '
+                    '(peer to peer): qemu+<scheme>://<address>/system, the address being '
+                    'the destination\'s live_migration_inbound_addr, else its host name. '
+                    'Empty means tcp. Ignored when live_migration_uri is set.'),
+    cfg.StrOpt('live_migration_uri',
+               help='The destination\'s libvirt URI as a template: "%s" stands for the '
+                    'destination\'s live_migration_inbound_addr, else its host name (for '
+                    'example qemu+ssh://nova@%s/system, or a local socket per host: '
+                    'qemu+unix:///system?socket=/srv/libvirt/%s/libvirt-sock). Empty: '
+                    'from live_migration_scheme.'),
+    cfg.HostAddressOpt('live_migration_inbound_addr',
+                       help='Address of this host that the other hosts\' live migrations '
+                            'reach it at: their libvirtd (the URI above) and QEMU\'s '
+                            'memory and disk streams (tcp://<address>). Empty: this '
+                            'host\'s name, which libvirt resolves.'),
+    cfg.IntOpt('live_migration_bandwidth', default=0, min=0,
+               help='Maximum bandwidth of a live migration\'s memory stream, in MiB/s. '
+                    '0: unlimited (QEMU\'s own default).'),
+    cfg.IntOpt('live_migration_downtime', default=500, min=100,
+               help='Maximum time, in milliseconds, a guest may stay paused at the end of '
+                    'a live migration while the last of its memory is copied: the value '
+                    'the downtime steps reach.'),
+    cfg.IntOpt('live_migration_downtime_steps', default=10, min=3,
+               help='Number of increases of the allowed downtime, from '
+                    'live_migration_downtime / steps up to live_migration_downtime.'),
+    cfg.IntOpt('live_migration_downtime_delay', default=75, min=3,
+               help='Seconds between two downtime increases, per GiB of data to copy '
+                    '(memory, and disks in a block migration; at least 2 GiB each).'),
+    cfg.IntOpt('live_migration_completion_timeout', default=800, min=0,
+               help='Seconds a live migration may take per GiB of data to copy (memory, '
+                    'and disks in a block migration; at least 2 GiB each) before '
+                    'live_migration_timeout_action is taken. 0: no limit.'),
+    cfg.StrOpt('live_migration_timeout_action', default='abort',
+               choices=[('abort', 'cancel the migration: the guest stays on the source'),
+                        ('force_complete', 'pause the guest so that the copy converges, '
+                                           'as a forced completion does')],
+               help='What a live migration past live_migration_completion_timeout does.'),
+]
+
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(default_opts)
     conf.register_group(libvirt_group)
-    conf.register_opts(opts + volume_opts, group=libvirt_group)
+    conf.register_opts(opts + volume_opts + migration_opts, group=libvirt_group)
 
 
 def list_opts() -> dict:
-    return {'DEFAULT': default_opts, libvirt_group: opts + volume_opts}
+    return {'DEFAULT': default_opts, libvirt_group: opts + volume_opts + migration_opts}

@@ -30,6 +30,7 @@ from novalite.virt import diagnostics, driver, hardware, imagecache
 from novalite.virt.libvirt import config, imagebackend, serial, volume
 from novalite.virt.libvirt import guest as libvirt_guest
 from novalite.virt.libvirt import host as libvirt_host
+from novalite.virt.libvirt import live_migration as libvirt_lm
 from novalite.virt.libvirt import vif as libvirt_vif
 
 if TYPE_CHECKING:
@@ -668,16 +669,17 @@ class LibvirtDriver(driver.ComputeDriver):
         serial.reserve_ports(serial.tcp_ports(xml))
         self._create_guest_with_network(instance, xml, network_info, power_on=power_on)
 
-    def check_can_live_migrate_destination(self, context: RequestContext,
-                                           instance: objects.Instance,
-                                           block_migration: bool | None,
-                                           migrate_data: objects.LiveMigrateData
-                                           ) -> objects.LiveMigrateData:
-        """Live migration needs libvirt's migration API between two daemons, which the
-        test driver lacks and novalite does not drive yet."""
-        reason = ('the libvirt test driver has no migration support' if self.host.is_test
-                  else 'novalite does not drive libvirt live migration yet')
-        raise exception.MigrationPreCheckError(reason=reason)
+    # -- live migration: virt/libvirt/live_migration.py (the driver its first argument) --
+
+    check_can_live_migrate_destination = libvirt_lm.check_can_live_migrate_destination
+    check_can_live_migrate_source = libvirt_lm.check_can_live_migrate_source
+    pre_live_migration = libvirt_lm.pre_live_migration
+    live_migration = libvirt_lm.live_migration
+    live_migration_abort = libvirt_lm.live_migration_abort
+    live_migration_force_complete = libvirt_lm.live_migration_force_complete
+    post_live_migration_at_source = libvirt_lm.post_live_migration_at_source
+    post_live_migration_at_destination = libvirt_lm.post_live_migration_at_destination
+    rollback_live_migration_at_destination = libvirt_lm.rollback_live_migration_at_destination
 
     # -- volumes (see virt/libvirt/volume.py) ---------------------------------------------
 
