@@ -415,6 +415,23 @@ def test_an_aborted_queued_migration_is_cancelled_and_the_running_one_by_the_dri
     assert _events(h, ahead)[live_migration.ABORT_EVENT] == (SRC, 'Success')
 
 
+def test_no_limit_of_concurrent_live_migrations_runs_them_all_at_once(hosts):
+    h = hosts
+    _conf(max_concurrent_live_migrations=(0, None),
+          live_migration_mb_per_second=(STALLED, 'fake_driver'))
+    first, second = _checked(h), _checked(h)
+
+    _start(h, first)
+    _start(h, second)
+
+    _until(lambda: _copying(h, first) and _copying(h, second))
+    for moving in (first, second):
+        h.rpc.live_migration_abort(h.cctxt, _fresh(h.cctxt, moving.instance.uuid),
+                                   moving.migration.id)
+        _over(h, moving)
+        _assert_back_on_source(h, moving, 'cancelled', None)
+
+
 def test_an_abort_while_the_destination_gets_ready_cancels_once_it_is(hosts):
     h = hosts
     moving = _checked(h)
@@ -519,6 +536,28 @@ def _taken_over(h: Hosts) -> Moving:
     h.rpc.post_live_migration_at_destination(h.cctxt, moving.instance, DST, True,
                                              moving.data)
     return moving
+
+
+def test_a_stop_leaves_the_queued_migrations_to_the_restart_which_rolls_them_back(hosts):
+    h = hosts
+    _conf(max_concurrent_live_migrations=(1, None),
+          live_migration_mb_per_second=(STALLED, 'fake_driver'))
+    ahead, queued = _checked(h), _checked(h)
+    _start(h, ahead)
+    _until(lambda: _copying(h, ahead))
+    _start(h, queued)
+
+    live_migration.stop(h.src)
+    h.rpc.live_migration_abort(h.cctxt, _fresh(h.cctxt, ahead.instance.uuid),
+                               ahead.migration.id)
+    _over(h, ahead)
+
+    assert _saved_migration(h, queued).status == 'queued'  # it never started
+    live_migration.recover_interrupted(h.src, h.cctxt)
+    executor.wait_background(30)
+
+    _assert_back_on_source(h, queued, 'error', 'stopped during the live migration')
+    _assert_back_on_source(h, ahead, 'cancelled', None)
 
 
 def test_a_restart_completes_a_migration_the_destination_took_over(hosts):
