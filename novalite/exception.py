@@ -673,6 +673,15 @@ class MigrationNotFound(NotFound):
     msg_fmt = 'Migration %(migration_id)s could not be found.'
 
 
+class MigrationNotFoundForInstance(MigrationNotFound):
+    msg_fmt = 'Migration %(migration_id)s not found for instance %(instance_id)s'
+
+
+class InvalidMigrationState(Invalid):
+    msg_fmt = ('Migration %(migration_id)s state of instance %(instance_uuid)s is %(state)s. '
+               'Cannot %(method)s while the migration is in this state.')
+
+
 class ResourceProviderInUse(Conflict):
     msg_fmt = 'Resource provider %(uuid)s still has allocations: %(reason)s'
 

@@ -34,20 +34,6 @@ EVACUATE_VM_STATES = (vm_states.ACTIVE, vm_states.STOPPED, vm_states.ERROR)
 # What an abort may also cancel from API 2.65: a live migration not started yet.
 ABORTABLE_QUEUED = ('queued', 'preparing')
 
-# Nova's action names (instance_actions.LIVE_MIGRATION_CANCEL, ..._FORCE_COMPLETE).
-LIVE_MIGRATION_CANCEL = 'live_migration_cancel'
-LIVE_MIGRATION_FORCE_COMPLETE = 'live_migration_force_complete'
-
-
-class InvalidMigrationState(exception.Invalid):
-    msg_fmt = ('Migration %(migration_id)s state of instance %(instance_uuid)s is %(state)s. '
-               'Cannot %(method)s while the migration is in this state.')
-
-
-class MigrationNotFoundForInstance(exception.MigrationNotFound):
-    msg_fmt = 'Migration %(migration_id)s not found for instance %(instance_id)s'
-
-
 # -- resize and cold migration ----------------------------------------------------
 
 
@@ -195,11 +181,13 @@ def live_migrate_force_complete(api: API, context: RequestContext, instance: obj
     with _cell_context(context, instance) as cctxt:
         migration = _live_migration_of(api, cctxt, instance, migration_id)
         if migration.status != 'running':
-            raise InvalidMigrationState(migration_id=migration_id,
-                                        instance_uuid=instance.uuid,
-                                        state=migration.status, method='force complete')
+            raise exception.InvalidMigrationState(migration_id=migration_id,
+                                                  instance_uuid=instance.uuid,
+                                                  state=migration.status,
+                                                  method='force complete')
         objects.InstanceAction.action_start(
-            cctxt, instance.uuid, LIVE_MIGRATION_FORCE_COMPLETE, want_result=False)
+            cctxt, instance.uuid, instance_actions.LIVE_MIGRATION_FORCE_COMPLETE,
+            want_result=False)
         api.compute_rpcapi.live_migration_force_complete(cctxt, instance)
 
 
@@ -223,11 +211,12 @@ def live_migrate_abort(api: API, context: RequestContext, instance: objects.Inst
     with _cell_context(context, instance) as cctxt:
         migration = _live_migration_of(api, cctxt, instance, migration_id)
         if migration.status not in allowed:
-            raise InvalidMigrationState(migration_id=migration_id,
-                                        instance_uuid=instance.uuid,
-                                        state=migration.status,
-                                        method='abort live migration')
-        objects.InstanceAction.action_start(cctxt, instance.uuid, LIVE_MIGRATION_CANCEL,
+            raise exception.InvalidMigrationState(migration_id=migration_id,
+                                                  instance_uuid=instance.uuid,
+                                                  state=migration.status,
+                                                  method='abort live migration')
+        objects.InstanceAction.action_start(cctxt, instance.uuid,
+                                            instance_actions.LIVE_MIGRATION_CANCEL,
                                             want_result=False)
         api.compute_rpcapi.live_migration_abort(cctxt, instance, migration.id)
 
@@ -238,8 +227,8 @@ def _live_migration_of(api: API, context: RequestContext, instance: objects.Inst
     try:
         return api.get_migration_by_id_and_instance(context, migration_id, instance.uuid)
     except exception.MigrationNotFound as exc:
-        raise MigrationNotFoundForInstance(migration_id=migration_id,
-                                           instance_id=instance.uuid) from exc
+        raise exception.MigrationNotFoundForInstance(migration_id=migration_id,
+                                                     instance_id=instance.uuid) from exc
 
 
 @contextlib.contextmanager

@@ -363,9 +363,6 @@ NOT_SERVED = frozenset({
     'os_compute_api:servers:create:attach_network',
     'os_compute_api:servers:create:trusted_certs',
     'os_compute_api:servers:create:zero_disk_flavor',
-    # live migration force-complete and abort (2.22, 2.24)
-    'os_compute_api:servers:migrations:delete',
-    'os_compute_api:servers:migrations:force_complete',
     # other APIs or checks novalite does not serve yet
     'compute:servers:resize:cross_cell',
     'os_compute_api:os-admin-actions:inject_network_info',
@@ -430,6 +427,8 @@ def _ctx(*roles: str, project: str = 'p1') -> nl_context.RequestContext:
     'os_compute_api:os-migrate-server:migrate_live',
     'os_compute_api:os-migrations:index',
     'os_compute_api:servers:migrations:index',
+    'os_compute_api:servers:migrations:delete',
+    'os_compute_api:servers:migrations:force_complete',
 ])
 def test_a_project_manager_moves_and_lists_the_own_projects_servers(enforcer, rule):
     own = {'project_id': 'p1', 'user_id': 'u1'}

@@ -221,7 +221,15 @@ class _Task:
                     self.moved = failed.moved
                     raise failed.error from None
             else:
-                selection = self._select(spec)
+                try:
+                    selection = self._select(spec)
+                except exception.NoValidHost as exc:
+                    # Say why the hosts tried refused, not only that none is left.
+                    assert last is not None
+                    raise exception.MigrationPreCheckError(
+                        reason='%s; before, %s refused: %s' % (
+                            exc.format_message(), ', '.join(tried),
+                            _refusal(last).format_message())) from exc
             dest = selection.service_host
             try:
                 if host is None:

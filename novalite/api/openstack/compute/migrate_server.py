@@ -132,9 +132,21 @@ class _Handlers:
         block = args['block_migration']
         block_migration = None if block == 'auto' else \
             strutils.bool_from_string(block, strict=True)
+        # Before 2.30 a named host is taken as it is (None); 2.30 to 2.67 ask with
+        # ``force``; from 2.68 the scheduler always checks it (False).
+        force: bool | None = None
+        if avr.is_supported(req, '2.68'):
+            force = False
+        elif avr.is_supported(req, '2.30'):
+            force = strutils.bool_from_string(args.get('force', False), strict=True)
+            if force and not host:
+                raise webob.exc.HTTPBadRequest(
+                    explanation="Can't force to a non-provided destination")
         try:
             self.compute_api.live_migrate(context, instance, block_migration, host,
-                                          async_=avr.is_supported(req, '2.34'))
-        except (exception.ComputeHostNotFound, exception.MigrationError) as exc:
+                                          force=force, async_=avr.is_supported(req, '2.34'))
+        except (exception.ComputeHostNotFound, exception.MigrationError,
+                exception.NoValidHost, exception.ComputeServiceUnavailable) as exc:
+            # Before 2.34 the conductor's refusals come back here, as Nova's 400s.
             raise webob.exc.HTTPBadRequest(explanation=exc.format_message()) from exc
         return wsgi.ResponseObject(None, code=202)

@@ -13,7 +13,6 @@ from novalite.api.openstack.compute.schemas import empty_query, empty_query_v210
 from novalite.api.openstack.compute.schemas import server_migrations as schema
 from novalite.api.openstack.compute.views import migrations as view
 from novalite.api.validation import validators
-from novalite.compute import api_migrate
 from novalite.objects import migration as migration_obj
 from novalite.policies import server_migrations as sm_policies
 
@@ -94,7 +93,7 @@ class ServerMigrationsController(common.ComputeAPIUser, wsgi.Controller):
             raise _conflict(exc, 'abort live migration', server_id) from exc
         except exception.MigrationNotFound as exc:
             raise webob.exc.HTTPNotFound(
-                explanation=api_migrate.MigrationNotFoundForInstance(
+                explanation=exception.MigrationNotFoundForInstance(
                     migration_id=id, instance_id=server_id).format_message()) from exc
 
     @wsgi.response(202)
@@ -121,5 +120,5 @@ class ServerMigrationsController(common.ComputeAPIUser, wsgi.Controller):
         except exception.MigrationNotFound as exc:
             # Nova answers 400 here, where the abort answers 404.
             raise webob.exc.HTTPBadRequest(
-                explanation=api_migrate.MigrationNotFoundForInstance(
+                explanation=exception.MigrationNotFoundForInstance(
                     migration_id=id, instance_id=server_id).format_message()) from exc
