@@ -333,6 +333,30 @@ def test_a_scheduled_host_that_refuses_its_checks_is_left_out_for_the_next(lm):
     assert (name, args[1]) == ('live_migration', 'dst2')
 
 
+def _other_hypervisor(cloud, cctxt, host):
+    node = _node(cctxt, host)
+    node.hypervisor_type = 'QEMU'
+    node.save()
+
+
+@pytest.mark.parametrize('unfit', [_other_hypervisor,
+                                   lambda cloud, cctxt, host: cloud.stop_heartbeats(host)],
+                         ids=['other-hypervisor', 'down'])
+def test_a_scheduled_host_that_fails_the_conductors_checks_is_left_out(lm, unfit):
+    cloud, cctxt, deps, nodes = lm
+    instance, migration = _server(cloud, cctxt, nodes)
+    unfit(cloud, cctxt, 'dst')
+
+    _migrate(lm, instance, migration)
+
+    assert deps.query_client.chosen == ['dst', 'dst2']
+    assert deps.compute_rpcapi.checked == ['dst2']
+    assert _allocated(cloud, instance.uuid) == [nodes['dst2']]
+    assert _allocated(cloud, migration.uuid) == [nodes['src']]
+    ((name, args, _kwargs),) = deps.compute_rpcapi.casts
+    assert (name, args[1]) == ('live_migration', 'dst2')
+
+
 def test_a_host_that_does_not_answer_its_checks_is_left_out_for_the_next(lm):
     cloud, cctxt, deps, nodes = lm
     instance, migration = _server(cloud, cctxt, nodes)
