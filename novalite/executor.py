@@ -48,14 +48,20 @@ _live: set[futures.Future[None]] = set()
 _live_lock = threading.Lock()
 
 
+def make_pool(max_workers: int
+              ) -> futurist.ThreadPoolExecutor | futurist.GreenThreadPoolExecutor:
+    """A pool of the backend's kind (green threads with eventlet); its owner submits
+    ``carrying(fn)`` and shuts it down (a compute's live migrations)."""
+    if concurrency.choose() == 'eventlet':
+        return futurist.GreenThreadPoolExecutor(max_workers=max_workers)
+    return futurist.ThreadPoolExecutor(max_workers=max_workers)
+
+
 def _pool(name: str, max_workers: int) -> futures.Executor:
     with _pools_lock:
         pid, pool = _pools.get(name, (None, None))
         if pool is None or pid != os.getpid():
-            if concurrency.choose() == 'eventlet':
-                pool = futurist.GreenThreadPoolExecutor(max_workers=max_workers)
-            else:
-                pool = futurist.ThreadPoolExecutor(max_workers=max_workers)
+            pool = make_pool(max_workers)
             _pools[name] = (os.getpid(), pool)
         return pool
 
@@ -124,10 +130,9 @@ def wait_background(timeout: float) -> None:
 
 def submit_to(pool: str, max_workers: int, fn: Callable[P, R], *args: P.args,
               **kwargs: P.kwargs) -> futures.Future[R]:
-    """Run ``fn(*args, **kwargs)`` on a pool of its own (``pool`` by name, made with
-    ``max_workers`` threads on first use; a compute's live migrations), with this
-    thread's object indirection and request context. Work still queued can be
-    cancelled with its future."""
+    """Run ``fn(*args, **kwargs)`` on a process-wide pool of its own (``pool`` by name,
+    made with ``max_workers`` threads on first use), with this thread's object
+    indirection and request context."""
     return _pool(pool, max_workers).submit(carrying(fn), *args, **kwargs)
 
 

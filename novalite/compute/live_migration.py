@@ -24,6 +24,7 @@ import threading
 from concurrent import futures
 from typing import TYPE_CHECKING
 
+import futurist
 from oslo_log import log as logging
 
 from novalite import exception, executor, objects
@@ -42,7 +43,6 @@ LIVE_EVENT = 'compute_live_migration'
 CHECK_SOURCE_EVENT = 'compute_check_can_live_migrate_source'
 ABORT_EVENT = 'compute_live_migration_abort'
 FORCE_COMPLETE_EVENT = 'compute_live_migration_force_complete'
-POOL = 'live_migration'
 # ``max_concurrent_live_migrations = 0``: no limit of novalite's own (threads are made
 # as migrations come; this only bounds a runaway).
 UNLIMITED = 1000
@@ -60,6 +60,8 @@ class LiveMigrations:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        # The host's own pool (Nova's _live_migration_executor), made on first use.
+        self.pool: futurist.ThreadPoolExecutor | futurist.GreenThreadPoolExecutor | None = None
         self.queued: dict[str, tuple[objects.LiveMigrateData, futures.Future[None]]] = {}
         self.running: dict[str, objects.Migration] = {}
         self.in_driver: set[str] = set()
@@ -68,11 +70,15 @@ class LiveMigrations:
 
 def stop(mgr: ComputeManager) -> None:
     """Service stop: the queued migrations do not start (``init_host`` rolls back what
-    a stop interrupted)."""
-    with mgr.live_migrations.lock:
-        queued, mgr.live_migrations.queued = mgr.live_migrations.queued, {}
+    a stop interrupted), the pool takes no more."""
+    lm = mgr.live_migrations
+    with lm.lock:
+        queued, lm.queued = lm.queued, {}
+        pool, lm.pool = lm.pool, None
     for _data, future in queued.values():
         future.cancel()
+    if pool is not None:
+        pool.shutdown(wait=False)
 
 
 def _status(migration: objects.Migration, status: str) -> None:
@@ -122,9 +128,13 @@ def queue(mgr: ComputeManager, context: RequestContext, instance: objects.Instan
     workers = CONF.max_concurrent_live_migrations or UNLIMITED
     lm = mgr.live_migrations
     with lm.lock:
-        # Registered before the pool can start it: ``_run`` takes the lock first.
-        future = executor.submit_to(POOL, workers, _run, mgr, context, instance, dest,
-                                    block_migration, migrate_data)
+        # A pool per host (in one process, novalite-all or tests, hosts do not queue
+        # behind each other); registered before the pool can start it: ``_run`` takes
+        # the lock first.
+        if lm.pool is None:
+            lm.pool = executor.make_pool(workers)
+        future = lm.pool.submit(executor.carrying(_run), mgr, context, instance, dest,
+                                block_migration, migrate_data)
         lm.queued[instance.uuid] = (migrate_data, future)
 
 
@@ -224,7 +234,7 @@ def post(mgr: ComputeManager, context: RequestContext, instance: objects.Instanc
     except Exception as exc:
         LOG.exception('Live migration of %s to %s could not be finished', instance.uuid,
                       dest)
-        _post_failed(mgr, context, instance, dest, migration, exc)
+        _post_failed(mgr, context, instance, dest, migrate_data, exc)
         return
     _free_source(mgr, context, instance, migration, migrate_data)
     _status(migration, 'completed')
@@ -255,15 +265,16 @@ def _free_source(mgr: ComputeManager, context: RequestContext, instance: objects
 
 
 def _post_failed(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
-                 dest: str, migration: objects.Migration, exc: BaseException) -> None:
+                 dest: str, migrate_data: objects.LiveMigrateData,
+                 exc: BaseException) -> None:
+    migration = migrate_data.migration
+    assert migration is not None
     try:
         _status(migration, 'error')
     except Exception:
         LOG.exception('Could not mark migration %s in error', migration.uuid)
-    try:
-        mgr.reportclient.delete_allocation_for_instance(context, migration.uuid)
-    except Exception:
-        LOG.exception('Could not free the allocation of migration %s', migration.uuid)
+    # The guest left: this host's share goes all the same, as Nova.
+    _free_source(mgr, context, instance, migration, migrate_data)
     instance_fault.add_instance_fault_from_exc(context, instance, exc, host=mgr.host)
     instance.host = dest
     instance.node = migration.dest_node
@@ -441,3 +452,4 @@ def _recover(mgr: ComputeManager, context: RequestContext, migration: objects.Mi
                 'what %s held', migration.uuid, instance.uuid, dest, mgr.host)
     _free_source(mgr, context, instance, migration, data)
     _status(migration, 'completed')
+    objects.InstanceActionEvent.event_finish(context, instance.uuid, LIVE_EVENT, host=mgr.host)

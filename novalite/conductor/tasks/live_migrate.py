@@ -56,6 +56,10 @@ def live_migrate_instance(deps: build.Dependencies, context: RequestContext,
         task = _Task(deps, cctxt, context, instance, migration, block_migration)
         try:
             dest, migrate_data = task.execute(host, force)
+            assert migrate_data.block_migration is not None, 'the hosts settle it'
+            deps.compute_rpcapi.live_migration(cctxt, instance, dest,
+                                               migrate_data.block_migration, migration,
+                                               migrate_data)
         except Exception as exc:
             failed = _refusal(exc)
             LOG.warning('Live migration of %s refused: %s', instance.uuid,
@@ -67,10 +71,6 @@ def live_migrate_instance(deps: build.Dependencies, context: RequestContext,
             return
         objects.InstanceActionEvent.event_finish(cctxt, instance.uuid, LIVE_EVENT,
                                                  host=CONF.host)
-        assert migrate_data.block_migration is not None, 'the source check settles it'
-        deps.compute_rpcapi.live_migration(cctxt, instance, dest,
-                                           migrate_data.block_migration, migration,
-                                           migrate_data)
 
 
 def _refusal(exc: BaseException) -> exception.MigrationError:

@@ -59,7 +59,6 @@ def _conf(**overrides):
 def hosts(cloud, monkeypatch) -> Iterator[Hosts]:
     """Two hosts whose live migrations run on a pool of this test's own."""
     neutron = BindingNeutron()
-    monkeypatch.delitem(executor._pools, live_migration.POOL, raising=False)
     _conf(live_migration_mb_per_second=(FAST, 'fake_driver'))
     with nl_context.target_cell(cloud.context, cloud.cell) as cctxt:
         managers = {}
@@ -78,9 +77,9 @@ def hosts(cloud, monkeypatch) -> Iterator[Hosts]:
             yield Hosts(cloud, cctxt, managers[SRC], managers[DST], rpc, neutron)
         finally:
             _until(lambda: _ended(managers.values()))
-            _, pool = executor._pools.get(live_migration.POOL, (None, None))
-            if pool is not None:
-                pool.shutdown(wait=True)
+            for mgr in managers.values():
+                if mgr.live_migrations.pool is not None:
+                    mgr.live_migrations.pool.shutdown(wait=True)
             executor.wait_background(30)
             for name, group in (('live_migration_mb_per_second', 'fake_driver'),
                                 ('fail_live_migration_on_hosts', 'fake_driver'),
@@ -375,10 +374,6 @@ def test_a_destination_that_cannot_take_the_guest_over_leaves_the_server_in_erro
     assert events[live_migration_dest.POST_EVENT] == (DST, 'Error')
 
 
-@pytest.mark.xfail(strict=True, reason="live_migration._post_failed frees the migration's "
-                   "allocation but leaves the source's (inactive) port bindings; Nova's "
-                   "_post_live_migration cleans the source up whether or not the "
-                   "destination's post step failed")
 def test_a_destination_that_cannot_take_the_guest_over_leaves_no_source_binding(hosts):
     h = hosts
 
@@ -483,9 +478,6 @@ def test_force_complete_with_no_migration_running_fails_its_event_only(hosts):
     assert _saved_migration(h, moving).status == 'accepted'
 
 
-@pytest.mark.xfail(strict=True, reason='the live migration pool is one per process '
-                   '(executor.submit_to by name), so hosts of one process (novalite-all, '
-                   'the functional tests) share [DEFAULT] max_concurrent_live_migrations')
 def test_the_limit_of_concurrent_live_migrations_is_each_hosts_own(hosts):
     h = hosts
     _conf(max_concurrent_live_migrations=(1, None),
@@ -570,8 +562,6 @@ def test_a_restart_completes_a_migration_the_destination_took_over(hosts):
     assert h.neutron.calls == [('create', DST), ('activate', DST), ('delete', SRC)]
 
 
-@pytest.mark.xfail(strict=True, reason='live_migration._recover completes the migration '
-                   'without finishing the compute_live_migration event it had started')
 def test_a_restart_that_completes_a_migration_finishes_its_event(hosts):
     h = hosts
     moving = _taken_over(h)

@@ -425,9 +425,6 @@ def test_a_scheduled_host_that_passes_is_handed_to_the_source_with_its_zone(lm):
     assert (data.dest_zone, data.dest_host) == ('az-dst', 'dst')
 
 
-@pytest.mark.xfail(strict=True, reason='live_migrate_instance casts live_migration outside '
-                   'its try: a cast that fails leaves the migration accepted, the server '
-                   'migrating and its allocations split between the hosts')
 def test_a_source_that_cannot_be_told_gives_everything_back(lm):
     cloud, cctxt, deps, nodes = lm
     instance, migration = _server(cloud, cctxt, nodes)
