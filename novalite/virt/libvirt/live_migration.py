@@ -142,7 +142,7 @@ def check_can_live_migrate_source(drv: LibvirtDriver, context: RequestContext,
     """
     domain = _domain(drv, instance)
     xml = domain.XMLDesc(0)
-    disks = local_disks(domain, xml, drv.instance_dir(instance))
+    disks = local_disks(domain, xml)
     shared_path = (migrate_data.driver_data.get(STORAGE_ID)
                    == storage_id(drv.instances_path))
     migrate_data.is_shared_instance_path = shared_path
@@ -164,14 +164,15 @@ def check_can_live_migrate_source(drv: LibvirtDriver, context: RequestContext,
     return migrate_data
 
 
-def local_disks(domain: libvirt.virDomain, xml: str, instance_dir: str) -> list[dict]:
-    """The guest's disks that are files of its instance folder: name (in the folder),
-    target, format, virtual size and the format of the base it is an overlay of."""
+def local_disks(domain: libvirt.virDomain, xml: str) -> list[dict]:
+    """The guest's disks that are files of this host (its volumes are network disks),
+    as in its instance folder: name, target, format, virtual size and the format of the
+    base it is an overlay of."""
     disks = []
-    for disk in ET.fromstring(xml).findall("devices/disk[@device='disk']"):
+    for disk in ET.fromstring(xml).findall("devices/disk[@type='file'][@device='disk']"):
         source, target = disk.find('source'), disk.find('target')
         path = source.get('file') if source is not None else None
-        if not path or target is None or os.path.dirname(path) != instance_dir:
+        if not path or target is None:
             continue
         dev = target.get('dev', '')
         driver_elem = disk.find('driver')
@@ -220,7 +221,7 @@ def pre_live_migration(drv: LibvirtDriver, context: RequestContext,
 def _create_files(drv: LibvirtDriver, context: RequestContext, instance: objects.Instance,
                   migrate_data: objects.LiveMigrateData) -> None:
     """Empty disks of the source's sizes (a block migration fills them), on the same
-    base image; the kernel and ramdisk from the image cache."""
+    base image; the kernel and ramdisk the image names, from the image cache."""
     directory = drv.instance_dir(instance)
     os.makedirs(directory, exist_ok=True)
     for disk in json.loads(migrate_data.driver_data.get(DISKS) or '[]'):
@@ -234,10 +235,16 @@ def _create_files(drv: LibvirtDriver, context: RequestContext, instance: objects
                                           size // GiB if size % GiB == 0 else 0)
         else:
             drv.image_backend.create_blank(path, math.ceil(disk['size'] / GiB))
-    for image_id, name in ((instance.kernel_id, 'kernel'), (instance.ramdisk_id, 'ramdisk')):
+    for name in ('kernel', 'ramdisk'):
+        image_id = _image_property(instance, name + '_id')
         if image_id:
             shutil.copyfile(drv.image_cache.fetch(context, image_id),
                             os.path.join(directory, name))
+
+
+def _image_property(instance: objects.Instance, name: str) -> str | None:
+    """A property of the server's image, as the server keeps it (system metadata)."""
+    return (instance.system_metadata or {}).get('image_' + name) or None
 
 
 def post_live_migration_at_destination(drv: LibvirtDriver, context: RequestContext,
@@ -374,8 +381,7 @@ def live_migration(drv: LibvirtDriver, context: RequestContext, instance: object
     try:
         domain = _domain(drv, instance)
         xml = domain.XMLDesc(libvirt.VIR_DOMAIN_XML_MIGRATABLE)
-        disks = local_disks(domain, domain.XMLDesc(0), drv.instance_dir(instance)) \
-            if block_migration else []
+        disks = local_disks(domain, domain.XMLDesc(0)) if block_migration else []
         dest_xml = destination_xml(xml, migrate_data)
         params = migrate_params(dest_xml, [d['target'] for d in disks], migrate_data)
         uri = destination_uri(dest, migrate_data)

@@ -295,7 +295,7 @@ def prepared(make_host, ctxt, instance, tmp_path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, 'wb') as f:
             f.truncate(1024 * 1024)
-    instance.kernel_id, instance.ramdisk_id = 'kernel-image', None
+    instance.system_metadata = {'image_kernel_id': 'kernel-image'}
     data = migrate_data()
     data.driver_data = {live_migration.DISKS: json.dumps([
         {'name': 'disk', 'target': 'vda', 'format': 'qcow2', 'size': GiB,
@@ -468,7 +468,7 @@ def test_the_completion_timeout_takes_its_action(make_host, ctxt, instance, monk
     monkeypatch.setattr(live_migration, '_clock', lambda: next(clock))
     CONF.set_override('live_migration_timeout_action', action, 'libvirt')
     try:
-        domain = MigratingDomain(domain_xml('/i'), stats=[stats(1), stats(2), stats(3)])
+        domain = MigratingDomain(domain_xml('/i'), stats=[stats(n) for n in range(1, 6)])
         _, calls = run(make_host, ctxt, instance, domain)
     finally:
         CONF.clear_override('live_migration_timeout_action', 'libvirt')
