@@ -80,8 +80,23 @@ def start_event_loop() -> None:
         _loop_thread = executor.start_thread('libvirt-events', _run_event_loop)
 
 
+_MIGRATION_EVENTS = {
+    (libvirt.VIR_DOMAIN_EVENT_STARTED, libvirt.VIR_DOMAIN_EVENT_STARTED_MIGRATED),
+    (libvirt.VIR_DOMAIN_EVENT_SUSPENDED, libvirt.VIR_DOMAIN_EVENT_SUSPENDED_MIGRATED),
+    (libvirt.VIR_DOMAIN_EVENT_RESUMED, libvirt.VIR_DOMAIN_EVENT_RESUMED_MIGRATED),
+    (libvirt.VIR_DOMAIN_EVENT_STOPPED, libvirt.VIR_DOMAIN_EVENT_STOPPED_MIGRATED),
+}
+
+
 def lifecycle_event(event: int, detail: int) -> str | None:
-    """The novalite event of a libvirt lifecycle event (None: not a power change)."""
+    """The novalite event of a libvirt lifecycle event (None: not a power change).
+
+    A live migration's own events are none: the guest stops on the source because it
+    runs on the destination, pauses there for the last copy, and starts or resumes on
+    the destination before that host owns the instance (the migration's flow sets the
+    power state)."""
+    if (event, detail) in _MIGRATION_EVENTS:
+        return None
     if event == libvirt.VIR_DOMAIN_EVENT_STARTED:
         return EVENT_STARTED
     if event == libvirt.VIR_DOMAIN_EVENT_RESUMED:

@@ -258,3 +258,20 @@ def _wait(predicate, timeout: float = 5.0) -> None:
 def test_guest_errors_other_than_not_running_pass_through(drv):
     with pytest.raises(libvirt.libvirtError):
         drv.host.define('<domain type="test"><name>broken</name></domain>')
+
+
+def test_a_live_migrations_own_events_are_no_power_change():
+    """The source's guest stopping because it moved, and the pause, start and resume of
+    the migration itself, do not tell the compute the server changed state; the same
+    events for other reasons do."""
+    import libvirt
+
+    from novalite.virt.libvirt import host
+    ev = libvirt
+    for event, migrated in ((ev.VIR_DOMAIN_EVENT_STOPPED, ev.VIR_DOMAIN_EVENT_STOPPED_MIGRATED),
+                            (ev.VIR_DOMAIN_EVENT_SUSPENDED,
+                             ev.VIR_DOMAIN_EVENT_SUSPENDED_MIGRATED),
+                            (ev.VIR_DOMAIN_EVENT_RESUMED, ev.VIR_DOMAIN_EVENT_RESUMED_MIGRATED),
+                            (ev.VIR_DOMAIN_EVENT_STARTED, ev.VIR_DOMAIN_EVENT_STARTED_MIGRATED)):
+        assert host.lifecycle_event(event, migrated) is None
+        assert host.lifecycle_event(event, 0) is not None
