@@ -60,5 +60,23 @@ def serve(binary: str, host: str, port: int, web: str | None) -> int:
             LOG.error('%s cannot listen on %s:%s', binary, host, port)
             return 1
         raise
+    except proxy.Terminate:
+        # A SIGTERM that landed outside websockify's accept loop (between two of its
+        # statements) ends the serving as well; it is still a clean stop.
+        LOG.debug('%s: stop signal outside the accept loop', binary)
+    _end_handlers(binary)
     LOG.info('%s stopped', binary)
     return 0
+
+
+def _end_handlers(binary: str, grace: float = 5.0) -> None:
+    """Wait ``grace`` seconds for the connection handlers websockify told to stop,
+    then kill what is left: multiprocessing joins every child at exit, so one handler
+    stuck in a socket would keep the daemon from ever exiting."""
+    for child in multiprocessing.active_children():
+        child.join(grace)
+        if child.is_alive():
+            LOG.warning('%s: killing connection handler %s, still there after %.0f s',
+                        binary, child.pid, grace)
+            child.kill()
+            child.join()

@@ -56,7 +56,11 @@ class Daemon:
     def stop(self) -> int:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=20)
+        try:
+            return self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            raise AssertionError('the daemon did not stop within 20 s of SIGTERM; its '
+                                 'log:\n%s' % self.log()) from None
 
 
 @pytest.fixture

@@ -29,11 +29,15 @@ def _conflict(exc: exception.InstanceInvalidState, action: str,
 
 
 def _migration_id(id: str) -> int:
-    """:raises MigrationNotFound: ``id`` is no migration id"""
+    """:raises MigrationNotFound: ``id`` is no migration id (not an integer, or past
+    the 64 bits of the column: no row can have it), before any state is looked at"""
     try:
-        return int(id)
+        number = int(id)
     except ValueError as exc:
         raise exception.MigrationNotFound(migration_id=id) from exc
+    if not -2 ** 63 <= number < 2 ** 63:
+        raise exception.MigrationNotFound(migration_id=id)
+    return number
 
 
 class ServerMigrationsController(common.ComputeAPIUser, wsgi.Controller):
