@@ -16,7 +16,8 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -66,6 +67,8 @@ class Daemons:
         for daemon in ('virtlogd', 'libvirtd'):
             pid_file = os.path.join(self.run_dir, daemon + '.pid')
             binary = shutil.which(daemon, path='/usr/sbin:/sbin:/usr/bin')
+            if binary is None:
+                raise RuntimeError('%s is not installed' % daemon)
             subprocess.run([binary, '-d', '-p', pid_file], check=True, timeout=30)
             self.started.append((daemon, pid_file))
         deadline = time.monotonic() + timeout
@@ -138,11 +141,20 @@ class NamespaceDaemon:
     reports as the node. Its socket is a file under ``run_dir``, so the compute, in
     another mount namespace, connects to ``uri`` (``qemu:///system?socket=...``). No
     cgroups: ``ip netns exec`` mounts a /sys of the namespace, without them.
+
+    It has a ``host_uuid`` of its own (libvirt refuses to live-migrate a guest to a host
+    with the uuid of the one it runs on), and ``binds`` (source, target) are bind-mounted
+    in its mount namespace: e.g. its compute's instances folder at another host's
+    instances path, so that the files a migrating domain names by the source's path
+    are this host's.
     """
 
-    def __init__(self, run_dir: str, hostname: str) -> None:
+    def __init__(self, run_dir: str, hostname: str,
+                 binds: Sequence[tuple[str, str]] = ()) -> None:
         self.run_dir = os.path.abspath(run_dir)
         self.hostname = hostname
+        self.binds = tuple(binds)
+        self.host_uuid = str(uuid.uuid4())
         self.socket = os.path.join(self._private('run'), 'libvirt-sock')
         self.uri = '%s?socket=%s' % (URI, self.socket)
         self.log_file = os.path.join(self.run_dir, 'libvirtd.log')
@@ -152,10 +164,11 @@ class NamespaceDaemon:
         return os.path.join(self.run_dir, name)
 
     def _mounts(self) -> Iterator[str]:
-        for name, target in PRIVATE_DIRS.items():
+        binds = [(self._private(name), target) for name, target in PRIVATE_DIRS.items()]
+        for source, target in [*binds, *self.binds]:
             # Made as libvirtd would make it (the machine's libvirtd may not have run).
-            yield 'mkdir -p %s' % target
-            yield 'mount --bind %s %s' % (shlex.quote(self._private(name)), target)
+            yield 'mkdir -p %s' % shlex.quote(target)
+            yield 'mount --bind %s %s' % (shlex.quote(source), shlex.quote(target))
 
     def prepare(self) -> None:
         """The private folders, and the configuration copied from the machine's."""
@@ -166,6 +179,8 @@ class NamespaceDaemon:
                 os.makedirs(os.path.join(self._private(name), 'qemu'))
                 with open(os.path.join(self._private(name), 'qemu.conf'), 'a') as conf:
                     conf.write('\n# a NamespaceDaemon: no virtlogd\nstdio_handler = "file"\n')
+                with open(os.path.join(self._private(name), 'libvirtd.conf'), 'a') as conf:
+                    conf.write('\nhost_uuid = "%s"\n' % self.host_uuid)
             else:
                 os.makedirs(self._private(name), exist_ok=True)
 

@@ -37,6 +37,21 @@ console. A namespace plugged into hostA's ``br-int`` on a Neutron port of its ow
 the servers removes their taps, OVS ports, Neutron ports and domains. Two guests only:
 TCG is slow on two cores.
 
+Guest A then live-migrates to hostB (``openstack server migrate --live-migration
+--host hostB``): a block migration (the instances folders are not shared), peer to
+peer from the machine's libvirtd to hostB's, which the former reaches through hostB's
+socket file, named by ``[libvirt] live_migration_uri`` as ``<MIGRATION_SOCKETS>/<the
+destination's live_migration_inbound_addr>/libvirt-sock``. QEMU's stream and NBD go
+over a veth of their own (``MIGRATION_ADDRS``) from the root namespace into hostB's:
+the geneve underlay's hostB address has no route from the root namespace (hostA's
+underlay address is ``noprefixroute``), and a route to it would send the stream
+through OVS's userspace datapath. hostB's libvirtd has a host uuid of its own and sees
+hostB's instances folder at hostA's path too (a domain names its files by the path it
+was started with). The server is then ACTIVE on hostB with its port bound there only,
+its domain runs in hostB's libvirtd only, and the guest, still the one that booted
+(hostB's console log has no boot marker), answers ping and HTTP from hostA's
+namespace across geneve and powers off on the button on hostB's console.
+
 Needs what ``test_qemu`` and ``test_neutron_harness`` need; skips without it, fails
 under ``CI``.
 """
@@ -75,6 +90,14 @@ LEASE = re.compile(r'%s ip=(\S+) .*uptime=(\S+)' % guest_image.DHCP_MARKER)
 PING_OK = re.compile(r'%s target=(\S+) tries=(\d+) time=(.*)' % guest_image.PING_OK_MARKER)
 TCP_DONE = re.compile(r'(%s|%s) target=' % (guest_image.TCP_OK_MARKER,
                                             guest_image.TCP_FAIL_MARKER))
+# The live migration's own link from the root namespace (hostA) into hostB's, and the
+# folder with each destination's libvirtd socket under its address.
+MIGRATION_ADDRS = {'hostA': '172.29.255.1', 'hostB': '172.29.255.2'}
+MIGRATION_PREFIX = 30
+MIGRATION_LINK = 'nlmig' + uuid.uuid4().hex[:6]
+MIGRATION_SOCKETS = os.path.join(INSTANCES_PATH, 'sockets')
+MV = ('--os-compute-api-version', '2.80')
+POWER_OFF_LINE = 'power button: powering off'
 # ethtool's ioctl, to turn a device's TX checksum offload off (there is no ethtool here).
 SIOCETHTOOL, ETHTOOL_STXCSUM = 0x8946, 0x17
 
@@ -120,12 +143,35 @@ class Cloud:
 
 # Servers this module made: whatever of them libvirt still has goes at the end.
 _made: list[str] = []
+# The first test's guests, by name ('a', 'b'): server, port and address, for the next.
+_guests: dict[str, dict[str, Any]] = {}
 
 
 def _compute_conf(host: str, uri: str) -> dict[str, dict[str, Any]]:
     return {'DEFAULT': {'compute_driver': 'libvirt.LibvirtDriver',
                         'instances_path': os.path.join(INSTANCES_PATH, host)},
-            'libvirt': {'virt_type': 'qemu', 'connection_uri': uri}}
+            'libvirt': {'virt_type': 'qemu', 'connection_uri': uri,
+                        'live_migration_uri': 'qemu+unix:///system?socket=%s' % (
+                            os.path.join(MIGRATION_SOCKETS, '%s', 'libvirt-sock')),
+                        'live_migration_inbound_addr': MIGRATION_ADDRS[host]}}
+
+
+def _migration_link(netns: str, host_b: libvirtd.NamespaceDaemon) -> None:
+    """The veth hostA's QEMU sends its stream over, and hostB's socket under hostB's
+    address."""
+    peer = MIGRATION_LINK[:-1] + 'b'
+    for argv in (['ip', 'link', 'add', MIGRATION_LINK, 'type', 'veth', 'peer', 'name',
+                  peer, 'netns', netns],
+                 ['ip', 'addr', 'add', '%s/%d' % (MIGRATION_ADDRS['hostA'], MIGRATION_PREFIX),
+                  'dev', MIGRATION_LINK],
+                 ['ip', 'link', 'set', MIGRATION_LINK, 'up'],
+                 ['ip', '-n', netns, 'addr', 'add', '%s/%d' % (MIGRATION_ADDRS['hostB'],
+                                                               MIGRATION_PREFIX), 'dev', peer],
+                 ['ip', '-n', netns, 'link', 'set', peer, 'up']):
+        subprocess.run(argv, check=True, capture_output=True)
+    os.makedirs(MIGRATION_SOCKETS, exist_ok=True)
+    os.symlink(os.path.dirname(host_b.socket),
+               os.path.join(MIGRATION_SOCKETS, MIGRATION_ADDRS['hostB']))
 
 
 @pytest.fixture(scope='module')
@@ -146,13 +192,17 @@ def cloud(image: guest_image.GuestImage,
     libvirtd, started in hostB's namespace as soon as the namespace exists. Afterwards:
     whatever domain is left, the computes, hostB's libvirtd, the stack, the machine's
     libvirtd if started here, in that order."""
-    host_b = libvirtd.NamespaceDaemon(str(tmp_path_factory.mktemp('libvirtd-hostB')),
-                                      'hostB')
+    # hostB's libvirtd sees hostB's instances at hostA's path too: a domain coming
+    # from hostA names its files there.
+    host_b = libvirtd.NamespaceDaemon(
+        str(tmp_path_factory.mktemp('libvirtd-hostB')), 'hostB',
+        binds=[(os.path.join(INSTANCES_PATH, 'hostB'), os.path.join(INSTANCES_PATH, 'hostA'))])
 
     def start_host_b(stack: Stack) -> None:
         assert stack.neutron is not None
         netns = stack.neutron.chassis('hostB').netns
         assert netns is not None
+        _migration_link(netns, host_b)
         host_b.start(netns)
 
     stack = session.new_stack(
@@ -163,8 +213,9 @@ def cloud(image: guest_image.GuestImage,
     made = Cloud(stack, host_b)
     root_daemons = None
     left: list[str] = []
-    os.makedirs(INSTANCES_PATH)
-    os.chmod(INSTANCES_PATH, 0o711)
+    for host in ('', *HOSTS):
+        os.makedirs(os.path.join(INSTANCES_PATH, host))
+        os.chmod(os.path.join(INSTANCES_PATH, host), 0o711)
     try:
         if not libvirtd.reachable():
             root_daemons = libvirtd.Daemons(str(tmp_path_factory.mktemp('libvirtd')))
@@ -180,6 +231,8 @@ def cloud(image: guest_image.GuestImage,
                 if name in stack.daemons:
                     stack.stop(name)
             left += host_b.stop()
+            if _link_exists(MIGRATION_LINK, None):
+                subprocess.run(['ip', 'link', 'del', MIGRATION_LINK], check=True)
             left += stack.down(check=False)
             if root_daemons is not None:
                 left += root_daemons.stop()
@@ -268,10 +321,12 @@ def _timed_pings(netns: str, address: str, count: int = 3) -> list[float]:
     return rtts
 
 
-def _probe(stack: Stack, like: dict[str, Any]) -> tuple[Plugged, dict[str, Any]]:
+def _probe(stack: Stack, like: dict[str, Any],
+           label: str = 'probe') -> tuple[Plugged, dict[str, Any]]:
     """A namespace on hostA's ``br-int``, on a port of its own on the network with the
     project and security groups of port ``like`` (whose default group lets its members
-    in), its fixed address set."""
+    in), its fixed address set; ``label`` names it (a removed probe leaves its OVS port,
+    so each probe has a label of its own)."""
     assert stack.neutron is not None
     resp = stack.neutron.api('POST', '/ports', json={'port': {
         'network_id': like['network_id'], 'project_id': like['project_id'],
@@ -280,7 +335,7 @@ def _probe(stack: Stack, like: dict[str, Any]) -> tuple[Plugged, dict[str, Any]]
         'name': 'qemu-net-probe'}})
     assert resp.status_code == 201, resp.text
     port = resp.json()['port']
-    plugged = Plugged(stack.neutron, 'hostA', port, 'probe')
+    plugged = Plugged(stack.neutron, 'hostA', port, label)
     subprocess.run(['ip', '-n', plugged.netns, 'addr', 'add', '%s/%s' % (
         port['fixed_ips'][0]['ip_address'], CIDR.split('/')[1]), 'dev', 'eth0'],
         check=True, capture_output=True)
@@ -373,19 +428,122 @@ def test_real_guests_get_their_neutron_ip_by_dhcp_and_ping_across_hosts(
         probe.remove()
         stack.neutron.api('DELETE', '/ports/%s' % probe_port['id'])
 
-    taps = {'hostA': 'tap' + port_a['id'][:11], 'hostB': 'tap' + port_b['id'][:11]}
-    netns = {h: stack.neutron.chassis(h).netns for h in HOSTS}
-    for host, tap in taps.items():
-        assert _link_exists(tap, netns[host]), (host, tap)
-    assert not _link_exists(taps['hostB'], None)  # made in hostB's namespace only
-    osc(stack, 'server', 'delete', '--wait', server_a['id'], server_b['id'],
-        fmt_json=False, timeout=BOOT_TIMEOUT)
+    netns_b = stack.neutron.chassis('hostB').netns
+    assert _link_exists('tap' + port_b['id'][:11], netns_b)
+    assert not _link_exists('tap' + port_b['id'][:11], None)  # in hostB's namespace only
     print('test wall time %.1f s' % (time.monotonic() - started))
-    for host, tap in taps.items():
+    _guests.update(a={'server': server_a, 'port': port_a, 'ip': ip_a},
+                   b={'server': server_b, 'port': port_b, 'ip': ip_b})
+
+
+def _guest(name: str) -> dict[str, Any]:
+    if name not in _guests:
+        pytest.skip('the first test did not boot the guests')
+    return _guests[name]
+
+
+def _why(stack: Stack, sid: str, shown: dict[str, Any]) -> str:
+    """What a failed move left: the server, its faults, the computes' logs."""
+    faults = stack.query('cell1', 'SELECT message, details FROM instance_faults WHERE '
+                         'instance_uuid = :sid', sid=sid)
+    logs = '\n'.join('--- %s\n%s' % (name, stack.daemons[name].tail())
+                     for name in ('compute-hostA', 'compute-hostB'))
+    return 'server %s\nfaults %s\n%s' % (shown, faults, logs)
+
+
+def _domain_hosts(cloud: Cloud, sid: str) -> dict[str, bool]:
+    """host -> whether its domain runs, for each libvirtd that has the domain."""
+    found = {}
+    for host, uri in cloud.uri.items():
+        conn = libvirt.open(uri)
+        try:
+            domains = {d.UUIDString(): bool(d.isActive()) for d in conn.listAllDomains(0)}
+        finally:
+            conn.close()
+        if sid in domains:
+            found[host] = domains[sid]
+    return found
+
+
+def test_guest_a_moves_live_to_hostB_and_still_answers_on_its_neutron_address(
+        cloud: Cloud) -> None:
+    stack = cloud.stack
+    assert stack.neutron is not None
+    guest = _guest('a')
+    sid, port_id, ip_a = guest['server']['id'], guest['port']['id'], guest['ip']
+    tap = 'tap' + port_id[:11]
+    netns_b = stack.neutron.chassis('hostB').netns
+    assert guest_image.MARKER in _console(stack, sid)
+    probe, probe_port = _probe(stack, guest['port'], 'mprobe')
+    try:
+        _tx_checksum_off(probe.netns, 'eth0')
+        assert len(_timed_pings(probe.netns, ip_a)) == 3
+
+        osc(stack, *MV, 'server', 'migrate', '--live-migration', '--host', 'hostB',
+            '--wait', sid, fmt_json=False, timeout=BOOT_TIMEOUT)
+        shown = osc(stack, 'server', 'show', sid)
+        assert (shown['status'], shown['OS-EXT-SRV-ATTR:host']) == ('ACTIVE', 'hostB'), \
+            _why(stack, sid, shown)
+        rows = stack.query('cell1', 'SELECT status, source_compute, dest_compute, '
+                           'memory_total, memory_processed FROM migrations WHERE '
+                           "instance_uuid = :sid AND migration_type = 'live-migration'",
+                           sid=sid)
+        assert [tuple(r)[:3] for r in rows] == [('completed', 'hostA', 'hostB')], rows
+        # The guest's memory (128 MiB) went over the migration link.
+        assert rows[0][3] >= 100 * 1024 * 1024 and rows[0][4], rows
+        # The domain runs in hostB's libvirtd only, on a tap in hostB's namespace.
+        assert _domain_hosts(cloud, sid) == {'hostB': True}
+        assert _link_exists(tap, netns_b) and not _link_exists(tap, None)
+        assert tap in stack.neutron.chassis('hostB').vsctl('list-ports', 'br-int').split()
+        assert tap not in stack.neutron.chassis('hostA').vsctl('list-ports',
+                                                               'br-int').split()
+        # The port is bound to hostB, and only there.
+        port = stack.neutron.api('GET', '/ports/%s' % port_id).json()['port']
+        assert port['binding:host_id'] == 'hostB', port
+        bindings = stack.neutron.api('GET', '/ports/%s/bindings' % port_id).json()
+        assert [(b['host'], b['status']) for b in bindings['bindings']] == [
+            ('hostB', 'ACTIVE')], bindings
+
+        # Its address answers from hostA's namespace, now across geneve, once OVN has
+        # moved the port to hostB's chassis.
+        stack.wait_for(lambda: ping(probe.netns, ip_a, 1), BOOT_TIMEOUT,
+                       'guest A answering ping on hostB')
+        after = _timed_pings(probe.netns, ip_a)
+        print('\nguest A live-migrated to hostB (%s ms across geneve)'
+              % ', '.join('%.2f' % t for t in after))
+        assert len(after) == 3, after
+        assert guest_image.HTTP_BODY in _http_get(probe.netns, ip_a)
+    finally:
+        probe.remove()
+        stack.neutron.api('DELETE', '/ports/%s' % probe_port['id'])
+
+    # The guest that booted on hostA still runs: hostB's console log (the destination
+    # QEMU's) has no boot marker, and the guest answers the power button there.
+    assert guest_image.MARKER not in _console(stack, sid)
+    osc(stack, 'server', 'stop', sid, fmt_json=False)
+    clients.wait_status(stack, sid, 'SHUTOFF', timeout=BOOT_TIMEOUT)
+    log = _console(stack, sid)
+    assert POWER_OFF_LINE in log and guest_image.MARKER not in log, log
+
+
+def test_deleted_servers_leave_no_tap_port_or_domain(cloud: Cloud) -> None:
+    stack = cloud.stack
+    assert stack.neutron is not None
+    guests = [_guest('a'), _guest('b')]
+    # Each server's tap, in the namespace of the host it is on now.
+    taps = {'tap' + g['port']['id'][:11]:
+            osc(stack, 'server', 'show', g['server']['id'])['OS-EXT-SRV-ATTR:host']
+            for g in guests}
+    netns = {h: stack.neutron.chassis(h).netns for h in HOSTS}
+    for tap, host in taps.items():
+        assert _link_exists(tap, netns[host]), (host, tap)
+    osc(stack, 'server', 'delete', '--wait', *(g['server']['id'] for g in guests),
+        fmt_json=False, timeout=BOOT_TIMEOUT)
+    for tap, host in taps.items():
         assert not _link_exists(tap, netns[host]), (host, tap)
         assert tap not in stack.neutron.chassis(host).vsctl('list-ports', 'br-int').split()
-    for port in (port_a, port_b):
-        assert stack.neutron.api('GET', '/ports/%s' % port['id']).status_code == 404
-    assert not {server_a['id'], server_b['id']} & cloud.domains()
-    for server in (server_a, server_b):
-        assert clients.allocations(stack, server['id']) == {}
+    for g in guests:
+        assert stack.neutron.api('GET', '/ports/%s' % g['port']['id']).status_code == 404
+    assert not {g['server']['id'] for g in guests} & cloud.domains()
+    for g in guests:
+        assert clients.allocations(stack, g['server']['id']) == {}
