@@ -30,6 +30,7 @@ from oslo_log import log as logging
 from novalite import exception, executor, objects
 from novalite.compute import consoles, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
+from novalite.compute.operation import recorded
 from novalite.conf import CONF
 from novalite.objects import instance_fault
 
@@ -97,24 +98,13 @@ def check_can_live_migrate_source(mgr: ComputeManager, context: RequestContext,
 
     :raises MigrationPreCheckError: this host cannot send the server
     """
-    objects.InstanceActionEvent.event_start(context, instance.uuid, CHECK_SOURCE_EVENT,
-                                            host=mgr.host)
-    try:
+    with recorded(context, instance.uuid, CHECK_SOURCE_EVENT, mgr.host):
         bdms = objects.BlockDeviceMappingList.get_by_instance_uuid(context, instance.uuid)
         if any(bdm.is_volume for bdm in bdms):
             raise exception.MigrationPreCheckError(
                 reason='the server has volumes attached, which novalite cannot move live '
                        'yet (cold migration moves them)')
-        result = mgr.driver.check_can_live_migrate_source(context, instance, migrate_data)
-    except Exception as exc:
-        message, trace = objects.InstanceActionEvent.format_error(exc)
-        objects.InstanceActionEvent.event_finish(context, instance.uuid, CHECK_SOURCE_EVENT,
-                                                 exc_val=message, exc_tb=trace,
-                                                 host=mgr.host)
-        raise
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, CHECK_SOURCE_EVENT,
-                                             host=mgr.host)
-    return result
+        return mgr.driver.check_can_live_migrate_source(context, instance, migrate_data)
 
 
 # -- queue and run ---------------------------------------------------------------------
@@ -238,8 +228,20 @@ def post(mgr: ComputeManager, context: RequestContext, instance: objects.Instanc
         return
     _free_source(mgr, context, instance, migration, migrate_data)
     _status(migration, 'completed')
+    refresh_resources(mgr, context)
     objects.InstanceActionEvent.event_finish(context, instance.uuid, LIVE_EVENT, host=mgr.host)
     LOG.info('Instance %s live-migrated from %s to %s', instance.uuid, mgr.host, dest)
+
+
+def refresh_resources(mgr: ComputeManager, context: RequestContext) -> None:
+    """The host's resource usage read again now that a guest left or arrived, as
+    Nova's ``_post_live_migration`` does (the periodic audit may be a minute away, and
+    a claim on this host counts what the tracker has)."""
+    for nodename in mgr.driver.get_available_nodes():
+        try:
+            mgr.rt.update_available_resource(context, nodename)
+        except Exception:
+            LOG.exception('Could not update the resources of node %s', nodename)
 
 
 def _free_source(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
@@ -322,8 +324,20 @@ def rollback(mgr: ComputeManager, context: RequestContext, instance: objects.Ins
     except Exception:
         LOG.exception('Could not mark migration %s %s', migration.uuid, migration_status)
     if error is not None:
-        instance_fault.add_instance_fault_from_exc(context, instance, error, host=mgr.host)
-    _back_here(mgr, instance)
+        try:
+            instance_fault.add_instance_fault_from_exc(context, instance, error,
+                                                       host=mgr.host)
+        except Exception:
+            LOG.exception('Could not record the fault of %s', instance.uuid)
+    if not _back_here(mgr, instance):
+        # Deleted meanwhile: its delete freed what it held then; the allocation given
+        # back to it above would outlive it.
+        try:
+            mgr.reportclient.delete_allocation_for_instance(context, instance.uuid)
+        except Exception:
+            LOG.exception('Could not free the allocation of deleted instance %s',
+                          instance.uuid)
+        return
     if error is not None:
         message, trace = objects.InstanceActionEvent.format_error(error)
         objects.InstanceActionEvent.event_finish(context, instance.uuid, LIVE_EVENT,
@@ -336,8 +350,11 @@ def rollback(mgr: ComputeManager, context: RequestContext, instance: objects.Ins
              migration_status)
 
 
-def _back_here(mgr: ComputeManager, instance: objects.Instance) -> None:
-    """The instance on this host with no task, its state the guest's."""
+def _back_here(mgr: ComputeManager, instance: objects.Instance) -> bool:
+    """The instance on this host with no task, its state the guest's.
+
+    :returns: False when the instance was deleted meanwhile
+    """
     instance.host = mgr.host
     if instance.vm_state not in (vm_states.ACTIVE, vm_states.PAUSED):
         instance.vm_state = vm_states.ACTIVE
@@ -350,8 +367,11 @@ def _back_here(mgr: ComputeManager, instance: objects.Instance) -> None:
         instance.save(expected_task_state=[task_states.MIGRATING, None])
     except exception.InstanceNotFound:
         LOG.info('Instance %s was deleted meanwhile', instance.uuid)
+        return False
     except exception.UnexpectedTaskStateError as err:
         LOG.info('Not rolling %s back: %s', instance.uuid, err)
+        return 'deleting' not in str(err)
+    return True
 
 
 # -- abort and force complete --------------------------------------------------------------
@@ -362,55 +382,30 @@ def abort(mgr: ComputeManager, context: RequestContext, instance: objects.Instan
     getting ready ends once it is; a running one is aborted by the driver, which then
     rolls it back."""
     lm = mgr.live_migrations
-    objects.InstanceActionEvent.event_start(context, instance.uuid, ABORT_EVENT,
-                                            host=mgr.host)
-    cancelled: objects.LiveMigrateData | None = None
-    with lm.lock:
-        queued = lm.queued.get(instance.uuid)
-        if (queued is not None and queued[0].migration is not None
-                and queued[0].migration.id == migration_id and queued[1].cancel()):
-            lm.queued.pop(instance.uuid)
-            cancelled = queued[0]
-        elif instance.uuid in lm.running and instance.uuid not in lm.in_driver:
-            lm.abort_asked.add(instance.uuid)
-            objects.InstanceActionEvent.event_finish(context, instance.uuid, ABORT_EVENT,
-                                                     host=mgr.host)
-            return
-    try:
-        if cancelled is not None:
-            assert cancelled.migration is not None
-            dest = cancelled.migration.dest_compute
-            assert dest is not None, 'the conductor records it'
-            rollback(mgr, context, instance, dest, cancelled, None, 'cancelled')
-        else:
+    with recorded(context, instance.uuid, ABORT_EVENT, mgr.host, swallow=True):
+        cancelled: objects.LiveMigrateData | None = None
+        with lm.lock:
+            queued = lm.queued.get(instance.uuid)
+            if (queued is not None and queued[0].migration is not None
+                    and queued[0].migration.id == migration_id and queued[1].cancel()):
+                lm.queued.pop(instance.uuid)
+                cancelled = queued[0]
+            elif instance.uuid in lm.running and instance.uuid not in lm.in_driver:
+                lm.abort_asked.add(instance.uuid)
+                return
+        if cancelled is None:
             mgr.driver.live_migration_abort(instance)
-    except Exception as exc:
-        LOG.warning('Could not abort the live migration of %s: %s', instance.uuid, exc)
-        message, trace = objects.InstanceActionEvent.format_error(exc)
-        objects.InstanceActionEvent.event_finish(context, instance.uuid, ABORT_EVENT,
-                                                 exc_val=message, exc_tb=trace,
-                                                 host=mgr.host)
-        return
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, ABORT_EVENT,
-                                             host=mgr.host)
+            return
+        assert cancelled.migration is not None
+        dest = cancelled.migration.dest_compute
+        assert dest is not None, 'the conductor records it'
+        rollback(mgr, context, instance, dest, cancelled, None, 'cancelled')
 
 
 def force_complete(mgr: ComputeManager, context: RequestContext,
                    instance: objects.Instance) -> None:
-    objects.InstanceActionEvent.event_start(context, instance.uuid, FORCE_COMPLETE_EVENT,
-                                            host=mgr.host)
-    try:
+    with recorded(context, instance.uuid, FORCE_COMPLETE_EVENT, mgr.host, swallow=True):
         mgr.driver.live_migration_force_complete(instance)
-    except Exception as exc:
-        LOG.warning('Could not force the live migration of %s to complete: %s',
-                    instance.uuid, exc)
-        message, trace = objects.InstanceActionEvent.format_error(exc)
-        objects.InstanceActionEvent.event_finish(context, instance.uuid,
-                                                 FORCE_COMPLETE_EVENT, exc_val=message,
-                                                 exc_tb=trace, host=mgr.host)
-        return
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, FORCE_COMPLETE_EVENT,
-                                             host=mgr.host)
 
 
 # -- after a restart --------------------------------------------------------------------------

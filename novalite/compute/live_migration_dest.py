@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from oslo_log import log as logging
 
 from novalite import exception, objects
-from novalite.compute import ports, task_states
+from novalite.compute import live_migration, ports, task_states
 from novalite.compute import rpcapi as compute_rpcapi
+from novalite.compute.operation import recorded
 from novalite.network import model
 
 if TYPE_CHECKING:
@@ -30,11 +31,8 @@ POST_EVENT = 'compute_post_live_migration_at_destination'
 ROLLBACK_EVENT = 'compute_rollback_live_migration_at_destination'
 
 
-def _fail_event(context: RequestContext, instance: objects.Instance, event: str, host: str,
-                exc: BaseException) -> None:
-    message, trace = objects.InstanceActionEvent.format_error(exc)
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, event, exc_val=message,
-                                             exc_tb=trace, host=host)
+def _reason(exc: BaseException) -> str:
+    return exc.format_message() if isinstance(exc, exception.NovaliteException) else str(exc)
 
 
 def check_can_live_migrate_destination(mgr: ComputeManager, context: RequestContext,
@@ -47,33 +45,27 @@ def check_can_live_migrate_destination(mgr: ComputeManager, context: RequestCont
 
     :raises MigrationPreCheckError: this host or the source refuses
     """
-    objects.InstanceActionEvent.event_start(context, instance.uuid, CHECK_EVENT,
-                                            host=mgr.host)
     data = objects.LiveMigrateData.new(migration=migration, block_migration=block_migration)
     try:
-        data = mgr.driver.check_can_live_migrate_destination(context, instance,
-                                                             block_migration, data)
-        data.dest_host = data.dest_host or mgr.host
-        _bind_here(mgr, context, instance, data)
-        try:
-            data = compute_rpcapi.ComputeAPI().check_can_live_migrate_source(
-                context, instance, data)
-        except Exception:
-            _unbind_here(mgr, context, instance, data)
-            raise
-        if data.block_migration is None:
-            data.block_migration = not data.is_shared_instance_path
+        with recorded(context, instance.uuid, CHECK_EVENT, mgr.host):
+            data = mgr.driver.check_can_live_migrate_destination(context, instance,
+                                                                 block_migration, data)
+            data.dest_host = data.dest_host or mgr.host
+            _bind_here(mgr, context, instance, data)
+            try:
+                data = compute_rpcapi.ComputeAPI().check_can_live_migrate_source(
+                    context, instance, data)
+            except Exception:
+                _unbind_here(mgr, context, instance, data)
+                raise
+            if data.block_migration is None:
+                data.block_migration = not data.is_shared_instance_path
+            return data
+    except exception.MigrationPreCheckError:
+        raise
     except Exception as exc:
-        _fail_event(context, instance, CHECK_EVENT, mgr.host, exc)
-        if isinstance(exc, exception.MigrationPreCheckError):
-            raise
         raise exception.MigrationPreCheckError(
-            reason='host %s cannot take the server: %s' % (
-                mgr.host, exc.format_message()
-                if isinstance(exc, exception.NovaliteException) else exc)) from exc
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, CHECK_EVENT,
-                                             host=mgr.host)
-    return data
+            reason='host %s cannot take the server: %s' % (mgr.host, _reason(exc))) from exc
 
 
 def _bind_here(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
@@ -108,22 +100,18 @@ def pre_live_migration(mgr: ComputeManager, context: RequestContext,
     :raises MigrationError: this host cannot get ready (the source rolls back, which
         asks this host to remove what it made)
     """
-    objects.InstanceActionEvent.event_start(context, instance.uuid, PRE_EVENT, host=mgr.host)
     network_info: model.NetworkInfo = (migrate_data.dest_network_info
                                        or instance.info_cache.network_info or [])
     try:
-        result = mgr.driver.pre_live_migration(context, instance, network_info, None,
-                                               migrate_data)
+        with recorded(context, instance.uuid, PRE_EVENT, mgr.host):
+            return mgr.driver.pre_live_migration(context, instance, network_info, None,
+                                                 migrate_data)
+    except exception.MigrationError:
+        raise
     except Exception as exc:
-        _fail_event(context, instance, PRE_EVENT, mgr.host, exc)
-        if isinstance(exc, exception.MigrationError):
-            raise
         raise exception.MigrationError(
             reason='host %s could not get ready for the server: %s' % (
-                mgr.host, exc.format_message()
-                if isinstance(exc, exception.NovaliteException) else exc)) from exc
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, PRE_EVENT, host=mgr.host)
-    return result
+                mgr.host, _reason(exc))) from exc
 
 
 def post_live_migration_at_destination(mgr: ComputeManager, context: RequestContext,
@@ -131,9 +119,8 @@ def post_live_migration_at_destination(mgr: ComputeManager, context: RequestCont
                                        migrate_data: objects.LiveMigrateData) -> None:
     """The guest runs here: the instance becomes this host's (host, node, zone, the
     network info as bound here, the guest's power state, no task)."""
-    objects.InstanceActionEvent.event_start(context, instance.uuid, POST_EVENT, host=mgr.host)
     migration = migrate_data.migration
-    try:
+    with recorded(context, instance.uuid, POST_EVENT, mgr.host):
         if migrate_data.bound_ports:
             # The source activated the bindings here: read the ports as they are now.
             network_info = mgr.network_api.get_instance_nw_info(
@@ -151,11 +138,7 @@ def post_live_migration_at_destination(mgr: ComputeManager, context: RequestCont
         instance.power_state = mgr.driver.get_info(instance).state
         instance.task_state = None
         instance.save(expected_task_state=task_states.MIGRATING)
-    except Exception as exc:
-        _fail_event(context, instance, POST_EVENT, mgr.host, exc)
-        raise
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, POST_EVENT,
-                                             host=mgr.host)
+    live_migration.refresh_resources(mgr, context)
     LOG.info('Instance %s taken over by %s after its live migration', instance.uuid,
              mgr.host)
 
@@ -164,16 +147,9 @@ def rollback_live_migration_at_destination(mgr: ComputeManager, context: Request
                                            instance: objects.Instance, destroy_disks: bool,
                                            migrate_data: objects.LiveMigrateData) -> None:
     """The migration failed: remove what this host made for the guest (idempotent)."""
-    objects.InstanceActionEvent.event_start(context, instance.uuid, ROLLBACK_EVENT,
-                                            host=mgr.host)
     network_info = (migrate_data.dest_network_info
                     or instance.info_cache.network_info or [])
-    try:
+    with recorded(context, instance.uuid, ROLLBACK_EVENT, mgr.host, swallow=True):
         mgr.driver.rollback_live_migration_at_destination(
             context, instance, network_info, None, destroy_disks, migrate_data)
-    except Exception as exc:
-        LOG.exception('Could not remove what %s made for %s', mgr.host, instance.uuid)
-        _fail_event(context, instance, ROLLBACK_EVENT, mgr.host, exc)
-        return
-    objects.InstanceActionEvent.event_finish(context, instance.uuid, ROLLBACK_EVENT,
-                                             host=mgr.host)
+    live_migration.refresh_resources(mgr, context)

@@ -56,6 +56,26 @@ def operation(mgr: ComputeManager, context: RequestContext, instance: objects.In
                                                    notifications.END)
 
 
+@contextlib.contextmanager
+def recorded(context: RequestContext, instance_uuid: str, event: str, host: str,
+             swallow: bool = False) -> Iterator[None]:
+    """Only the instance-action event around the work (the instance's state is the
+    caller's): started, then finished, or marked Error with the failure. The failure is
+    raised again unless ``swallow``; then it is logged as a warning."""
+    objects.InstanceActionEvent.event_start(context, instance_uuid, event, host=host)
+    try:
+        yield
+    except Exception as exc:
+        message, trace = objects.InstanceActionEvent.format_error(exc)
+        objects.InstanceActionEvent.event_finish(context, instance_uuid, event,
+                                                 exc_val=message, exc_tb=trace, host=host)
+        if not swallow:
+            raise
+        LOG.warning('%s of instance %s failed: %s', event, instance_uuid, exc)
+        return
+    objects.InstanceActionEvent.event_finish(context, instance_uuid, event, host=host)
+
+
 def revert(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,
            vm_state: str | None, exc: BaseException) -> None:
     """The instance back in ``vm_state`` with no task and a fault saying why.

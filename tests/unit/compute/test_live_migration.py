@@ -410,6 +410,26 @@ def test_an_aborted_queued_migration_is_cancelled_and_the_running_one_by_the_dri
     assert _events(h, ahead)[live_migration.ABORT_EVENT] == (SRC, 'Success')
 
 
+def test_a_server_deleted_during_its_migration_keeps_no_allocation_after_the_abort(hosts):
+    """The rollback gives the source's allocation back to the instance; one deleted
+    meanwhile (its delete freed what it held then) must not get it back for good."""
+    h = hosts
+    _conf(live_migration_mb_per_second=(STALLED, 'fake_driver'))
+    moving = _checked(h)
+    _start(h, moving)
+    _until(lambda: _copying(h, moving))
+    deleted = _fresh(h.cctxt, moving.instance.uuid)
+    deleted.destroy()
+    h.cloud.reportclient.delete_allocation_for_instance(h.cctxt, deleted.uuid)
+
+    h.rpc.live_migration_abort(h.cctxt, moving.instance, moving.migration.id)
+    _over(h, moving)
+
+    assert _saved_migration(h, moving).status == 'cancelled'
+    assert _allocated(h, moving.instance.uuid) == []
+    assert _allocated(h, moving.migration.uuid) == []
+
+
 def test_no_limit_of_concurrent_live_migrations_runs_them_all_at_once(hosts):
     h = hosts
     _conf(max_concurrent_live_migrations=(0, None),
