@@ -148,3 +148,30 @@ def test_stopped_placement_raises_connect_failure(cloud, scheduler, placement):
 def test_no_providers_at_all(cloud, scheduler):
     with pytest.raises(exception.NoValidHost, match='Placement has no resource providers'):
         scheduler.select_destinations(cloud.context, _spec(), [str(uuid.uuid4())])
+
+
+def test_a_requested_destination_is_the_only_host_and_still_filtered(cloud, scheduler):
+    """A live migration's named, unforced host (Nova's Destination): only that host is
+    considered, even when another has more room, and the filters still judge it (a
+    forced host, force_hosts, skips them)."""
+    cloud.add_host('small', memory_mb=4096)
+    cloud.add_host('big', memory_mb=16384)
+    spec = _spec()
+    spec.requested_destination = 'small'
+
+    [selections] = scheduler.select_destinations(cloud.context, spec, [str(uuid.uuid4())],
+                                                 return_alternates=True)
+    assert [s.service_host for s in selections] == ['small']
+
+    cloud.stop_heartbeats('small')
+    refused = _spec()
+    refused.requested_destination = 'small'
+    with pytest.raises(exception.NoValidHost) as info:
+        scheduler.select_destinations(cloud.context, refused, [str(uuid.uuid4())])
+    assert 'requested_destination removed 1 of 2 hosts' in str(info.value)
+    assert 'ComputeFilter removed 1 of 1 hosts' in str(info.value)
+
+    forced = _spec()
+    forced.force_hosts = ['small']
+    [selections] = scheduler.select_destinations(cloud.context, forced, [str(uuid.uuid4())])
+    assert [s.service_host for s in selections] == ['small']
