@@ -226,6 +226,7 @@ def cloud(image: guest_image.GuestImage,
     finally:
         try:
             made.remove_domains(_made)
+            _remove_taps(stack, _made)
         finally:
             for name in ('compute-hostA', 'compute-hostB'):
                 if name in stack.daemons:
@@ -362,6 +363,23 @@ def _http_get(netns: str, address: str) -> str:
         while chunk := sock.recv(4096):
             page += chunk
     return page.decode(errors='replace')
+
+
+def _remove_taps(stack: Stack, server_ids: list[str]) -> None:
+    """The root namespace's taps of the servers' ports: os-vif makes them persistent,
+    so a test that fails before its servers are deleted would leave them (hostB's go
+    with its namespace)."""
+    if stack.neutron is None:
+        return
+    for server_id in server_ids:
+        try:
+            ports = stack.neutron.api('GET', '/ports?device_id=%s' % server_id).json()['ports']
+        except Exception:  # Neutron gone already: nothing to learn the names from
+            return
+        for port in ports:
+            tap = 'tap' + port['id'][:11]
+            if _link_exists(tap, None):
+                subprocess.run(['ip', 'link', 'del', tap], check=False)
 
 
 def _link_exists(device: str, netns: str | None) -> bool:
