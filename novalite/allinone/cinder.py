@@ -330,6 +330,11 @@ class CinderOnCeph:
                                                             'resource_filters.json'),
                 # A service is seen up within seconds of its start, and down soon.
                 'report_interval': 2, 'service_down_time': 20,
+                # The volume services send their pools' capacity to the scheduler this
+                # often (Cinder's default is 60 s): the first report after a start may
+                # still say 0 GB (Ceph had no statistics yet), and until the next one
+                # the scheduler refuses every volume.
+                'periodic_interval': 5,
                 # A stop waits for a request under way this long, not a minute.
                 'graceful_shutdown_timeout': 5,
             },
@@ -386,8 +391,8 @@ class CinderOnCeph:
                     raise RuntimeError('%s exited:\n%s' % (name, daemon.tail()))
             up = self._services_up()
             # Up in the database is not enough: until the scheduler has had each volume
-            # service's capabilities it finds no backend for a volume (which then goes
-            # to ``error`` at once); its pools show what it has had.
+            # service's capabilities, with a capacity, it finds no backend for a volume
+            # (which then goes to ``error`` at once); its pools show what it has had.
             if 'cinder-scheduler' in {s['binary'] for s in up} and backends <= {
                     s['host'] for s in up if s['binary'] == 'cinder-volume'
             } and backends <= self._scheduled_backends():
@@ -413,15 +418,24 @@ class CinderOnCeph:
         return [s for s in resp.json()['services'] if s['state'] == 'up']
 
     def _scheduled_backends(self) -> set[str]:
-        """``host@backend`` of every pool Cinder's scheduler knows (it has had that
-        volume service's capabilities); empty while the API does not answer."""
+        """``host@backend`` of every pool Cinder's scheduler can place a volume in: it
+        has had that volume service's capabilities, and they give the pool a capacity
+        (a first report made before Ceph had statistics says 0 GB, and the scheduler's
+        capacity filter then refuses every volume); empty while the API does not
+        answer."""
         try:
-            resp = self.api('GET', '/scheduler-stats/get_pools', timeout=10)
+            resp = self.api('GET', '/scheduler-stats/get_pools', params={'detail': 'True'},
+                            timeout=10)
         except (requests.RequestException, RuntimeError):
             return set()
         if resp.status_code != 200:
             return set()
-        return {pool['name'].split('#', 1)[0] for pool in resp.json().get('pools', [])}
+        ready = set()
+        for pool in resp.json().get('pools', []):
+            total = (pool.get('capabilities') or {}).get('total_capacity_gb')
+            if total == 'infinite' or (isinstance(total, (int, float)) and total > 0):
+                ready.add(pool['name'].split('#', 1)[0])
+        return ready
 
     def make_volume_types(self) -> None:
         """``VOLUME_TYPES``: each bound to its backend (``volume_backend_name``), the
