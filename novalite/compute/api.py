@@ -581,14 +581,22 @@ class API:
         if not instance.obj_attr_is_set('id') or not instance.host:
             raise exception.Conflict(message='Instance %s is not on a compute host yet.'
                                      % instance.uuid)
-        mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-        assert mapping.cell_mapping is not None, 'a server with an id is in a cell'
-        with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
-            instance._context = cctxt
+        with self.cell_context(context, instance) as cctxt:
             service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
                                                              'novalite-compute')
             if service is None or not self.servicegroup_api.service_is_up(service):
                 raise exception.ServiceUnavailable()
+            yield cctxt
+
+    @contextlib.contextmanager
+    def cell_context(self, context: RequestContext,
+                     instance: objects.Instance) -> Iterator[RequestContext]:
+        """The cell context of a server that has a cell (its instance is made), the
+        instance's own context switched to it; its host's service is not looked at."""
+        mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
+        assert mapping.cell_mapping is not None, 'a server with an id is in a cell'
+        with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+            instance._context = cctxt
             yield cctxt
 
     # -- migrations --------------------------------------------------------------------

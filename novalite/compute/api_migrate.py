@@ -10,12 +10,9 @@ makes them its methods).
 """
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from novalite import availability_zones, exception, objects, quota
-from novalite import context as nl_context
 from novalite.compute import (
     disk_config,
     instance_actions,
@@ -178,7 +175,9 @@ def live_migrate_force_complete(api: API, context: RequestContext, instance: obj
     instance_edit.check_instance_lock(context, instance)
     instance_edit.check_instance_state(instance, 'force_complete', (vm_states.ACTIVE,),
                                        (task_states.MIGRATING,))
-    with _cell_context(context, instance) as cctxt:
+    # The source's service is not checked: a cast to a host that is down is lost, as in
+    # Nova.
+    with api.cell_context(context, instance) as cctxt:
         migration = _live_migration_of(api, cctxt, instance, migration_id)
         if migration.status != 'running':
             raise exception.InvalidMigrationState(migration_id=migration_id,
@@ -208,7 +207,9 @@ def live_migrate_abort(api: API, context: RequestContext, instance: objects.Inst
             attr='task_state', instance_uuid=instance.uuid, state=instance.task_state,
             method='abort live migration')
     allowed = ABORTABLE_QUEUED + ('running',) if support_abort_in_queue else ('running',)
-    with _cell_context(context, instance) as cctxt:
+    # The source's service is not checked: a cast to a host that is down is lost, as in
+    # Nova.
+    with api.cell_context(context, instance) as cctxt:
         migration = _live_migration_of(api, cctxt, instance, migration_id)
         if migration.status not in allowed:
             raise exception.InvalidMigrationState(migration_id=migration_id,
@@ -231,18 +232,6 @@ def _live_migration_of(api: API, context: RequestContext, instance: objects.Inst
                                                      instance_id=instance.uuid) from exc
 
 
-@contextlib.contextmanager
-def _cell_context(context: RequestContext,
-                  instance: objects.Instance) -> Iterator[RequestContext]:
-    """The server's cell context; as in Nova, the source compute's service is not
-    checked (a cast to a host that is down is lost, as there)."""
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    assert mapping.cell_mapping is not None, 'a migrating server is in a cell'
-    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
-        instance._context = cctxt
-        yield cctxt
-
-
 # -- evacuation ----------------------------------------------------------------------
 
 
@@ -260,10 +249,7 @@ def evacuate(api: API, context: RequestContext, instance: objects.Instance, host
                                  % instance.uuid)
     image = api.image_api.get(context, instance.image_ref) if instance.image_ref \
         else None
-    mapping = objects.InstanceMapping.get_by_instance_uuid(context, instance.uuid)
-    assert mapping.cell_mapping is not None, 'a server with an id is in a cell'
-    with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
-        instance._context = cctxt
+    with api.cell_context(context, instance) as cctxt:
         service = objects.Service.get_by_host_and_binary(cctxt, instance.host,
                                                          'novalite-compute')
         if service is not None and api.servicegroup_api.service_is_up(service):
