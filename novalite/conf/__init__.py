@@ -19,6 +19,7 @@ from novalite.conf import (
     fake,
     glance,
     libvirt,
+    metrics,
     migrate,
     neutron,
     placement,
@@ -35,7 +36,8 @@ CONF = cfg.CONF
 
 _MODULES = (default, api, database, scheduler, placement, glance, compute, libvirt,
             conductor, quota, fake, workarounds, shelve,
-            migrate, neutron, usage_audit, wsgi, cinder, service_user, console)
+            migrate, neutron, usage_audit, wsgi, cinder, service_user, console,
+            metrics)
 
 for _mod in _MODULES:
     _mod.register_opts(CONF)

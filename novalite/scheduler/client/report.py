@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import re
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -14,7 +15,7 @@ from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
 
-from novalite import exception, transient
+from novalite import exception, metrics, transient
 from novalite.conf import CONF
 
 if TYPE_CHECKING:
@@ -157,9 +158,11 @@ class SchedulerReportClient:
         global_id = getattr(context, 'global_id', None)
         if global_id:
             kwargs['global_request_id'] = global_id
+        started = time.monotonic()
         try:
-            return self.client.request(url, method, **kwargs)
+            resp = self.client.request(url, method, **kwargs)
         except _CONNECT_ERRORS as exc:
+            metrics.observe_http('placement', method, None, time.monotonic() - started)
             text = str(exc)
             if 'Connection refused' in text:
                 cause = 'connection refused'
@@ -170,6 +173,8 @@ class SchedulerReportClient:
             raise exception.PlacementAPIConnectFailure(
                 reason='Placement could not be reached at %s (%s).'
                        % (self._endpoint(), cause)) from exc
+        metrics.observe_http('placement', method, resp.status_code, time.monotonic() - started)
+        return resp
 
     def _unexpected(self, method: str, url: str, resp: requests.Response
                     ) -> exception.ResourceProviderError:
