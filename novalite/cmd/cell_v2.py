@@ -15,6 +15,7 @@ import oslo_messaging as messaging
 import prettytable
 from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
+from sqlalchemy import exc as sa_exc
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
@@ -293,4 +294,158 @@ def delete_cell(cell_uuid: str, force: bool = False) -> int:
         for host in hosts:
             host.destroy()
     cell.destroy()
+    return 0
+
+
+def _cell_of_this_config(ctxt: RequestContext, host_cell_uuid: str | None
+                         ) -> objects.CellMapping | None:
+    """The cell the configuration's hosts belong to: that of an already mapped host, else
+    one mapped to ``[database] connection`` (made by create_cell, say)."""
+    if host_cell_uuid is not None:
+        return objects.CellMapping.get_by_uuid(ctxt, host_cell_uuid)
+    return next((c for c in objects.CellMappingList.get_all(ctxt) if not c.is_cell0 and
+                 c.database_connection == CONF.database.connection), None)
+
+
+def map_cell_and_hosts(transport_url: str | None = None, name: str | None = None,
+                       verbose: bool = False) -> int:
+    """A cell mapping for this configuration's cell database and bus, and host mappings
+    for its computes. Exit 1: no valid transport URL; otherwise 0, mapped or not."""
+    transport_url = _validate_transport_url(transport_url)
+    if not transport_url:
+        return 1
+    if not CONF.database.connection:
+        print('[database]/connection must be set to map its cell.')
+        return 1
+    ctxt = nl_context.get_admin_context()
+    nodes = objects.ComputeNodeList.get_all(ctxt)
+    if not nodes:
+        print('No hosts found to map to cell, exiting.')
+        return 0
+    missing: dict[str, list[objects.ComputeNode]] = {}
+    host_cell_uuid = None
+    for node in nodes:
+        if node.host is None:
+            continue  # no host to map it by
+        try:
+            mapping = objects.HostMapping.get_by_host(ctxt, node.host)
+        except exception.HostMappingNotFound:
+            missing.setdefault(node.host, []).append(node)
+            continue
+        if verbose:
+            print('Host %s is already mapped to cell %s' % (mapping.host,
+                                                           mapping.cell_mapping.uuid))
+        host_cell_uuid = mapping.cell_mapping.uuid
+    if not missing:
+        print('All hosts are already mapped to cell(s).')
+        return 0
+    cell = _cell_of_this_config(ctxt, host_cell_uuid)
+    if cell is None:
+        cell = objects.CellMapping(ctxt, uuid=uuidutils.generate_uuid(), name=name,
+                                   transport_url=transport_url,
+                                   database_connection=CONF.database.connection)
+        cell.create()
+    for host, host_nodes in sorted(missing.items()):
+        objects.HostMapping(ctxt, host=host, cell_mapping=cell).create()
+        for node in host_nodes:
+            # Mapped, so that discover_hosts does not look at them again.
+            node.mapped = 1
+            node.save()
+    if verbose:
+        print(cell.uuid)
+    return 0
+
+
+def _validated_update(transport_url: str | None, database_connection: str | None
+                      ) -> tuple[bool, dict[str, str]]:
+    """(valid, the URL fields to set): only what the command line gives changes."""
+    values = {}
+    if transport_url:
+        try:
+            messaging.TransportURL.parse(CONF, transport_url)
+        except (messaging.InvalidTransportURL, ValueError) as exc:
+            print('Invalid transport URL: %s' % exc)
+            return False, {}
+        values['transport_url'] = transport_url
+    if database_connection:
+        try:
+            make_url(database_connection)
+        except (sa_exc.ArgumentError, ValueError) as exc:
+            print('Invalid database connection: %s' % exc)
+            return False, {}
+        values['database_connection'] = database_connection
+    return True, values
+
+
+def update_cell(cell_uuid: str, name: str | None = None, transport_url: str | None = None,
+                database_connection: str | None = None, disable: bool = False,
+                enable: bool = False) -> int:
+    """Exit 1: no such cell, 2: a property cannot be set, 3: another cell has the same
+    transport URL and database, 4: --disable with --enable, 5: cell0 enabled/disabled."""
+    ctxt = nl_context.get_admin_context()
+    try:
+        cell = objects.CellMapping.get_by_uuid(ctxt, cell_uuid)
+    except exception.CellMappingNotFound:
+        print('Cell with uuid %s was not found.' % cell_uuid)
+        return 1
+    valid, values = _validated_update(transport_url, database_connection)
+    if not valid:
+        return 2
+    if values:
+        others = [c for c in objects.CellMappingList.get_all(ctxt) if c.uuid != cell.uuid]
+        url = values.get('transport_url', cell.transport_url)
+        connection = values.get('database_connection', cell.database_connection)
+        same = next((c for c in others if c.transport_url == url and
+                     c.database_connection == connection), None)
+        if same is not None:
+            print('The specified transport_url and/or database_connection combination '
+                  'already exists for another cell with uuid %s.' % same.uuid)
+            return 3
+    if disable and enable:
+        print('Cell cannot be disabled and enabled at the same time.')
+        return 4
+    if (disable or enable) and cell.is_cell0:
+        print('Cell0 cannot be disabled.')
+        return 5
+    if name:
+        cell.name = name
+    for key, value in values.items():
+        setattr(cell, key, value)
+    if disable or enable:
+        if cell.disabled == disable:
+            print('Cell %s is already %s' % (cell_uuid, 'disabled' if disable else 'enabled'))
+        cell.disabled = disable
+    try:
+        cell.save()
+    except db_exc.DBError as exc:
+        print('Unable to update CellMapping: %s' % exc)
+        return 2
+    return 0
+
+
+def delete_host(cell_uuid: str, host: str) -> int:
+    """Exit 1: no such cell, 2: host not mapped, 3: mapped to another cell, 4: the host
+    has instances. The host's compute nodes are unmapped, for discover_hosts to find."""
+    ctxt = nl_context.get_admin_context()
+    try:
+        cell = objects.CellMapping.get_by_uuid(ctxt, cell_uuid)
+    except exception.CellMappingNotFound:
+        print('Cell with uuid %s was not found.' % cell_uuid)
+        return 1
+    try:
+        mapping = objects.HostMapping.get_by_host(ctxt, host)
+    except exception.HostMappingNotFound:
+        print('The host %s was not found.' % host)
+        return 2
+    if mapping.cell_mapping.uuid != cell.uuid:
+        print('The host %s was not found in the cell %s.' % (host, cell_uuid))
+        return 3
+    with nl_context.target_cell(ctxt, cell) as cctxt:
+        if objects.InstanceList.get_by_host(cctxt, host):
+            print('There are instances on the host %s.' % host)
+            return 4
+        for node in objects.ComputeNodeList.get_all_by_host(cctxt, host):
+            node.mapped = 0
+            node.save()
+    mapping.destroy()
     return 0

@@ -2,7 +2,7 @@
 ``novalite.cmd.cell_v2``)."""
 from __future__ import annotations
 
-from novalite.cmd import cell_v2
+from novalite.cmd import cell_v2, cell_v2_instances
 from novalite.cmd.manage.common import args
 
 
@@ -59,3 +59,59 @@ class CellV2Commands:
     def delete_cell(self, cell_uuid: str, force: bool = False) -> int:
         """Delete a cell mapping with no instances (and, unless --force, no hosts)."""
         return cell_v2.delete_cell(cell_uuid, force)
+
+    @args('--cell_uuid', metavar='UUID', required=True,
+          help='Unmapped instances will be mapped to the cell with this uuid')
+    @args('--max-count', metavar='N', dest='max_count',
+          help='Map at most N instances in this run (default: all, in batches of 50); '
+               'run again until it exits 0')
+    @args('--reset', action='store_true',
+          help='Start from the first instance, not where the last run stopped')
+    def map_instances(self, cell_uuid: str, max_count: str | None = None,
+                      reset: bool = False) -> int:
+        """Map a cell's unmapped instances, oldest first. Exit 0: all mapped, 1: more to
+        map (run again), 127: bad --max-count, 255: no such cell."""
+        return cell_v2_instances.map_instances(cell_uuid, max_count, reset)
+
+    @args('--transport-url', metavar='URL', dest='transport_url',
+          help='Message bus of the cell; default: [DEFAULT] transport_url')
+    @args('--name', metavar='NAME', help='Name of the cell, if one is created')
+    @args('--verbose', action='store_true',
+          help='Say which hosts are mapped already and print the uuid of the cell')
+    def map_cell_and_hosts(self, transport_url: str | None = None, name: str | None = None,
+                           verbose: bool = False) -> int:
+        """Map the cell of [database] connection and its compute hosts (idempotent).
+        Exit 1: no valid transport URL."""
+        return cell_v2.map_cell_and_hosts(transport_url, name, verbose)
+
+    @args('--uuid', metavar='UUID', required=True, help='The instance to verify')
+    @args('--quiet', action='store_true', help='Print nothing')
+    def verify_instance(self, uuid: str, quiet: bool = False) -> int:
+        """Check an instance's mapping. Exit 0: mapped to a cell, 1: not mapped, 2: the
+        mapping has no cell, 3: deleted (mapping remains), 4: archived (mapping remains)."""
+        return cell_v2_instances.verify_instance(uuid, quiet)
+
+    @args('--cell_uuid', metavar='UUID', required=True, help='The cell to update')
+    @args('--name', metavar='NAME', help='Set the name of the cell')
+    @args('--transport-url', metavar='URL', dest='transport_url',
+          help='Set the message bus of the cell (running services see it after a restart)')
+    @args('--database_connection', metavar='URL',
+          help='Set the database of the cell (running services see it after a restart)')
+    @args('--disable', action='store_true',
+          help='Disable the cell: no scheduling to it (schedulers see it on SIGHUP)')
+    @args('--enable', action='store_true',
+          help='Enable the cell (schedulers see it on SIGHUP)')
+    def update_cell(self, cell_uuid: str, name: str | None = None,
+                    transport_url: str | None = None, database_connection: str | None = None,
+                    disable: bool = False, enable: bool = False) -> int:
+        """Change a cell mapping. Exit 1: no such cell, 2: a property cannot be set,
+        3: same URLs as another cell, 4: --disable with --enable, 5: cell0 (always on)."""
+        return cell_v2.update_cell(cell_uuid, name, transport_url, database_connection,
+                                   disable, enable)
+
+    @args('--cell_uuid', metavar='UUID', required=True, help='The cell of the host')
+    @args('--host', metavar='HOST', required=True, help='The host to delete')
+    def delete_host(self, cell_uuid: str, host: str) -> int:
+        """Delete the mapping of a host without instances. Exit 1: no such cell, 2: host
+        not mapped, 3: host in another cell, 4: the host has instances."""
+        return cell_v2.delete_host(cell_uuid, host)

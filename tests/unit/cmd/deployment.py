@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from novalite.cmd import manage, status
 from novalite.db import engine
+from novalite.db.api import models as api_models
 from novalite.db.main import models as main_models
 from tests.fixtures.databases import DatabaseFactory
 
@@ -59,3 +60,42 @@ class Deployment:
     def node_mapped(self, node_uuid: str, url: str | None = None) -> int:
         with Session(engine.get_engine(url or self.cell_url)) as session:
             return session.query(main_models.ComputeNode).filter_by(uuid=node_uuid).one().mapped
+
+    def add_instance(self, host: str | None = None, deleted: bool = False,
+                     url: str | None = None, project_id: str = 'project') -> str:
+        """Insert an instances row (soft-deleted as Nova does if ``deleted``) with no
+        instance mapping, as a cell database from before cells v2 has; its uuid."""
+        uuid = uuidutils.generate_uuid()
+        with Session(engine.get_engine(url or self.cell_url)) as session, session.begin():
+            row = main_models.Instance(uuid=uuid, host=host, project_id=project_id,
+                                       user_id='user')
+            session.add(row)
+            session.flush()
+            if deleted:
+                row.deleted = row.id
+        return uuid
+
+    def remove_instance(self, uuid: str, url: str | None = None) -> None:
+        """Delete the instances row for good, as archiving does."""
+        with Session(engine.get_engine(url or self.cell_url)) as session, session.begin():
+            session.query(main_models.Instance).filter_by(uuid=uuid).delete()
+
+    def instance_mappings(self) -> dict[str, str | None]:
+        """{instance uuid: cell uuid or None} of the API database's instance mappings."""
+        with Session(engine.get_engine(self.api_url)) as session:
+            return {m.instance_uuid: m.cell_mapping.uuid if m.cell_mapping else None
+                    for m in session.query(api_models.InstanceMapping)}
+
+    def add_instance_mapping(self, uuid: str, cell_id: int | None) -> None:
+        with Session(engine.get_engine(self.api_url)) as session, session.begin():
+            session.add(api_models.InstanceMapping(instance_uuid=uuid, cell_id=cell_id,
+                                                   project_id='project'))
+
+    def remove_instance_mapping(self, uuid: str) -> None:
+        with Session(engine.get_engine(self.api_url)) as session, session.begin():
+            session.query(api_models.InstanceMapping).filter_by(instance_uuid=uuid).delete()
+
+    def cells(self) -> dict[str, api_models.CellMapping]:
+        """{name: cell mapping row} of the API database."""
+        with Session(engine.get_engine(self.api_url), expire_on_commit=False) as session:
+            return {c.name: c for c in session.query(api_models.CellMapping)}
