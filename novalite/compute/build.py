@@ -16,7 +16,7 @@ from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 
-from novalite import exception, notifications, objects
+from novalite import exception, metrics, notifications, objects
 from novalite.compute import (
     block_devices,
     delete,
@@ -119,6 +119,7 @@ def build_and_run_instance(mgr: ComputeManager, context: RequestContext,
             _reschedule(mgr, context, instance, req, exc)
         return
     mgr.rt.build_succeeded(context, req.node)
+    metrics.boot_active(instance.created_at, instance.launched_at)
     notifications.notify_about_instance_action(context, instance, mgr.host, 'create',
                                                notifications.END)
 
@@ -321,6 +322,7 @@ def _error(mgr: ComputeManager, context: RequestContext, instance: objects.Insta
         instance.save()
     except exception.InstanceNotFound:
         return
+    metrics.boot_error(exc)
 
 
 def _reschedule(mgr: ComputeManager, context: RequestContext, instance: objects.Instance,

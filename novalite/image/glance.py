@@ -27,6 +27,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from typing import IO, Any, Protocol
@@ -38,7 +39,7 @@ from keystoneauth1 import plugin as ks_plugin
 from keystoneauth1 import session as ks_session
 from oslo_log import log as logging
 
-from novalite import exception, transient
+from novalite import exception, metrics, transient
 from novalite.conf import CONF
 from novalite.context import RequestContext
 
@@ -122,14 +123,23 @@ def _send(context: RequestContext, method: str, path: str, headers: dict[str, st
     :raises: keystoneauth's connection and endpoint errors
     """
     auth = _auth(context)
-    return _session().request(
-        _endpoint(auth) + path, method, auth=auth, authenticated=auth is not None,
-        raise_exc=False, headers=headers,
-        connect_retries=retries, status_code_retries=retries,
-        retriable_status_codes=_SERVER_ERRORS,
-        connect_retry_delay=CONF.glance.connect_retry_delay or RETRY_DELAY,
-        status_code_retry_delay=CONF.glance.status_code_retry_delay or RETRY_DELAY,
-        **kwargs)
+    url = _endpoint(auth) + path
+    started = time.monotonic()
+    try:
+        resp = _session().request(
+            url, method, auth=auth, authenticated=auth is not None,
+            raise_exc=False, headers=headers,
+            connect_retries=retries, status_code_retries=retries,
+            retriable_status_codes=_SERVER_ERRORS,
+            connect_retry_delay=CONF.glance.connect_retry_delay or RETRY_DELAY,
+            status_code_retry_delay=CONF.glance.status_code_retry_delay or RETRY_DELAY,
+            **kwargs)
+    except Exception:
+        metrics.observe_http('glance', method, None, time.monotonic() - started)
+        raise
+    # A streamed download's time is its answer's headers', not its data's.
+    metrics.observe_http('glance', method, resp.status_code, time.monotonic() - started)
+    return resp
 
 
 def _unreachable(exc: Exception) -> exception.GlanceConnectionFailed:

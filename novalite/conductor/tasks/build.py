@@ -19,7 +19,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 
 from novalite import context as nl_context
-from novalite import exception, objects, quota, transient
+from novalite import exception, metrics, objects, quota, transient
 from novalite.compute import api_volumes, instance_actions, task_states, vm_states
 from novalite.compute import rpcapi as compute_rpcapi
 from novalite.conf import CONF
@@ -163,6 +163,7 @@ def schedule_and_build(deps: Dependencies, context: nl_context.RequestContext,
                                           until)
     if not build_requests:
         return
+    metrics.boots_started(len(build_requests))
     uuids = [br.instance_uuid for br in build_requests]
 
     def before_retry() -> None:
@@ -364,6 +365,7 @@ def _not_handed(context: nl_context.RequestContext, instance: objects.Instance,
     """ERROR for a build that never reached its host: ``event`` and the build event
     started for the host both end in Error."""
     set_error(context, instance, error, event)
+    metrics.boot_error(error)
     message, trace = objects.InstanceActionEvent.format_error(error)
     try:
         objects.InstanceActionEvent.event_finish(context, instance.uuid, BUILD_EVENT,
@@ -415,6 +417,7 @@ def bury_in_cell0(context: nl_context.RequestContext, build_request: objects.Bui
             objects.InstanceActionEvent.event_start(cctxt, instance.uuid, SCHEDULE_EVENT,
                                                     host=CONF.host)
             set_error(cctxt, instance, error, SCHEDULE_EVENT)
+            metrics.boot_error(error)
     try:
         _map(context, build_request, cell0)
     except _NotOurs as exc:
@@ -527,6 +530,7 @@ def reschedule(deps: Dependencies, context: nl_context.RequestContext, instance:
         objects.BlockDeviceMappingList.get_by_instance_uuid(context, instance.uuid))
     api_volumes.unreserve(context, deps.volume_api, bdms, save=True)
     set_error(context, instance, error, RESCHEDULE_EVENT)
+    metrics.boot_error(error)
     free_allocations(deps, context, [instance.uuid])
 
 
