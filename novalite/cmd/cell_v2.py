@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 
 from novalite import context as nl_context
 from novalite import exception, objects, rpc
+from novalite.cmd import cell_v2_instances
 from novalite.conf import CONF
 from novalite.db import engine, migration
 from novalite.db.api import models as api_models
@@ -220,7 +221,8 @@ def discover_hosts(cell_uuid: str | None = None, verbose: bool = False,
 
 
 def simple_cell_setup(transport_url: str | None = None) -> int:
-    """cell0 mapped and migrated, cell1 for ``[database] connection``, hosts mapped."""
+    """cell0 mapped and migrated, cell1 for ``[database] connection``, its hosts and
+    instances mapped."""
     transport_url = _validate_transport_url(transport_url)
     if not transport_url:
         return 1
@@ -244,7 +246,10 @@ def simple_cell_setup(transport_url: str | None = None) -> int:
                                     database_connection=CONF.database.connection)
         cell1.create()
     print('Cell %s: %s' % (cell1.name, cell1.uuid))
-    return discover_hosts(cell_uuid=cell1.uuid)
+    rc = discover_hosts(cell_uuid=cell1.uuid)
+    # The servers of a deployment from before cells, as Nova's simple_cell_setup.
+    cell_v2_instances.map_instances(cell1.uuid)
+    return rc
 
 
 def list_hosts(cell_uuid: str | None = None) -> int:

@@ -250,3 +250,19 @@ def test_delete_host_exit_codes(dep):
     # Unmapped, the node is found again.
     assert dep.manage('cell_v2', 'discover_hosts', '--strict')[0] == 0
     assert 'host1' in dep.manage('cell_v2', 'list_hosts')[1]
+
+
+def test_simple_cell_setup_maps_the_instances_of_a_deployment_from_before_cells(
+        tmp_path, capsys):
+    objects.register_all()
+    gen = databases.database_factory('sqlite', tmp_path)
+    dep = Deployment(next(gen), tmp_path, capsys)
+    try:
+        assert dep.manage('api_db', 'sync')[0] == 0
+        assert dep.manage('db', 'sync', '--local_cell')[0] == 0
+        dep.add_compute_node('host1')
+        uuids = [dep.add_instance(host='host1') for _ in range(3)]
+        assert dep.manage('cell_v2', 'simple_cell_setup')[0] == 0
+        assert dep.instance_mappings() == dict.fromkeys(uuids, dep.cells()['cell1'].uuid)
+    finally:
+        gen.close()
