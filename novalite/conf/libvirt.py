@@ -33,6 +33,17 @@ opts = [
     cfg.IntOpt('wait_soft_reboot_seconds', default=120, min=0,
                help='Seconds a soft reboot waits for the guest to shut down before it '
                     'falls back to a hard reboot.'),
+    cfg.ListOpt('hw_machine_type',
+                help='Default machine type of new guests, per guest architecture, as '
+                     'arch=machine_type (e.g. x86_64=q35,aarch64=virt). An image\'s '
+                     'hw_machine_type property wins over it; without either, novalite '
+                     'takes Nova\'s default for the architecture (pc for x86_64 and '
+                     'i686, virt for aarch64 and armv7, s390-ccw-virtio for s390x), else '
+                     'the first machine type libvirt lists for it. The type chosen is '
+                     'recorded in the instance (image_hw_machine_type in its system '
+                     'metadata) at its first spawn and kept from then on, so that '
+                     'changing this option does not change existing guests; '
+                     '"novalite-manage libvirt update_machine_type" changes it.'),
 ]
 
 # Volumes (Cinder): as Nova's options of the same names.

@@ -138,6 +138,8 @@ class GuestConfig:
     graphics: GuestGraphics | None = None
     video_model: str | None = None
     serial: TcpSerial | None = None
+    # QEMU's machine type (<type machine=...>); None leaves it to the emulator.
+    machine_type: str | None = None
 
     def to_xml(self) -> str:
         domain = ET.Element('domain', type=self.virt_type)
@@ -179,7 +181,10 @@ class GuestConfig:
 
     def _os(self) -> ET.Element:
         os_el = ET.Element('os')
-        ET.SubElement(os_el, 'type').text = 'hvm'
+        os_type = ET.SubElement(os_el, 'type')
+        os_type.text = 'hvm'
+        if self.machine_type:
+            os_type.set('machine', self.machine_type)
         if self.kernel:
             ET.SubElement(os_el, 'kernel').text = self.kernel
             if self.initrd:
@@ -265,8 +270,10 @@ def guest_config(instance: objects.Instance, virt_type: str, disks: list[GuestDi
                  console_log: str | None, image_meta: objects.ImageMeta | None = None,
                  kernel: str | None = None, initrd: str | None = None,
                  interfaces: list[GuestInterface] | None = None,
-                 serial_port: tuple[str, int] | None = None) -> GuestConfig:
-    """The domain of ``instance``: named ``instance.name``, sized by its flavor, with
+                 serial_port: tuple[str, int] | None = None,
+                 machine_type: str | None = None) -> GuestConfig:
+    """The domain of ``instance``: named ``instance.name``, sized by its flavor, of
+    QEMU machine type ``machine_type`` (the emulator's default when None), with
     a NIC per plugged VIF in ``interfaces``, a VNC server and its video card when
     ``[vnc] enabled``, and its console on the serial port: listening on TCP at
     ``serial_port`` (address, port) when given, its output kept in ``console_log``
@@ -292,7 +299,8 @@ def guest_config(instance: objects.Instance, virt_type: str, disks: list[GuestDi
                        kernel=kernel, initrd=initrd, cmdline=cmdline,
                        serial=(TcpSerial(serial_port[0], serial_port[1], console_log)
                                if serial_port else None),
-                       graphics=graphics, video_model=video_model)
+                       graphics=graphics, video_model=video_model,
+                       machine_type=machine_type)
 
 
 def _display(properties: dict[str, Any]) -> tuple[GuestGraphics | None, str | None]:

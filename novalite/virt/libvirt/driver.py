@@ -27,7 +27,7 @@ from novalite.context import RequestContext
 from novalite.image import glance
 from novalite.network import model as network_model
 from novalite.virt import diagnostics, driver, hardware, imagecache
-from novalite.virt.libvirt import config, imagebackend, serial, volume
+from novalite.virt.libvirt import config, imagebackend, machine_type, serial, volume
 from novalite.virt.libvirt import guest as libvirt_guest
 from novalite.virt.libvirt import host as libvirt_host
 from novalite.virt.libvirt import live_migration as libvirt_lm
@@ -189,13 +189,16 @@ class LibvirtDriver(driver.ComputeDriver):
         os.makedirs(directory, exist_ok=True)
         disks, kernel, initrd = self._create_disks(context, instance, image_meta, directory,
                                                    block_device_info)
+        machine = machine_type.for_spawn(instance, image_meta, self.host.get_info()[0],
+                                         self.host.get_connection().getCapabilities,
+                                         self.virt_type)
         serial_port = self._acquire_serial_port()
         try:
             xml = config.guest_config(
                 instance, self.virt_type, disks, os.path.join(directory, 'console.log'),
                 image_meta=image_meta, kernel=kernel, initrd=initrd,
                 interfaces=libvirt_vif.guest_interfaces(network_info),
-                serial_port=serial_port).to_xml()
+                serial_port=serial_port, machine_type=machine).to_xml()
             guest = self._create_guest_with_network(instance, xml, network_info,
                                                     wait_for_vifs=True)
         except Exception:
