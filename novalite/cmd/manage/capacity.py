@@ -15,7 +15,7 @@ from novalite.scheduler.client import report
 OK = 0
 SHORT = 1
 NOT_FOUND = 2
-PLACEMENT_FAILED = 3
+UNREACHABLE = 3
 
 
 class CapacityCommands:
@@ -37,7 +37,7 @@ class CapacityCommands:
 
         Read-only: Placement's inventories and usages, then the scheduler's filters.
         Exit 0: done (and the N of --count fit), 1: N do not fit, 2: flavor, aggregate
-        or zone not found, 3: Placement unreachable or failing.
+        or zone not found, 3: Placement (or every cell database) unreachable or failing.
         """
         if count is not None and count < 0:
             print('--count must be 0 or more.')
@@ -56,9 +56,9 @@ class CapacityCommands:
         try:
             answer = capacity.CapacityCalculator(report.SchedulerReportClient()).calculate(
                 ctxt, flavor_obj, zone, aggregate_obj)
-        except exception.ResourceProviderError as exc:
+        except (exception.ResourceProviderError, exception.CellUnavailable) as exc:
             print(exc.format_message())
-            return PLACEMENT_FAILED
+            return UNREACHABLE
         fits = None if count is None else answer.total >= count
         if output_format == 'json':
             print(json.dumps(_as_json(answer, count, fits), indent=2))
