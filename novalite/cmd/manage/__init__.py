@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+import traceback
 from collections.abc import Callable
 
 from oslo_config import cfg
@@ -95,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         cell_v2.init_bus()
         try:
             return run(CONF.category) or 0
+        except Exception:
+            # As nova-manage: an error no action expected is printed whole, exit 255.
+            print('An error has occurred:\n%s' % traceback.format_exc())
+            return 255
         finally:
             rpc.cleanup()
     finally:
