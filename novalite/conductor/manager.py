@@ -15,6 +15,7 @@ from novalite import exception, manager, objects, transient
 from novalite.conductor.tasks import (
     build,
     cache_images,
+    heal_allocations,
     live_migrate,
     lost_builds,
     migrate,
@@ -42,6 +43,9 @@ class ConductorManager(manager.Manager):
         super().__init__(host=host, service_name='conductor')
         self.compute_task_mgr = ComputeTaskManager()
         self.set_spacing('_check_lost_builds', CONF.conductor.lost_build_check_interval)
+        # 0 disables the task: it then returns at once, once a day.
+        self.set_spacing('_heal_allocations',
+                         CONF.conductor.allocation_heal_interval or 86400)
         # The conductor serves both APIs from one RPC server.
         self.additional_endpoints = [self.compute_task_mgr]
 
@@ -53,6 +57,16 @@ class ConductorManager(manager.Manager):
             return
         lost_builds.redrive_lost_build_requests(context, self.compute_task_mgr.deps)
         lost_builds.redrive_unclaimed_instances(context, self.compute_task_mgr.deps)
+
+    @periodic_task.periodic_task(spacing=CONF.conductor.allocation_heal_interval,
+                                 run_immediately=False)
+    def _heal_allocations(self, context: RequestContext) -> None:
+        """Repair (or report) allocations that disagree with the servers and migrations
+        (see heal_allocations)."""
+        if not CONF.conductor.allocation_heal_interval:
+            return
+        heal_allocations.heal_all(context, self.compute_task_mgr.deps.reportclient,
+                                  repair=CONF.conductor.allocation_heal_action == 'repair')
 
     @staticmethod
     def _object_class(objname: str, object_versions: dict[str, str]) -> type:

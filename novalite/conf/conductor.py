@@ -25,6 +25,20 @@ opts = [
                     'saying what failed. 0 retries nothing.'),
     cfg.IntOpt('lost_build_check_interval', default=30, min=1,
                help='Seconds between two checks for lost builds.'),
+    cfg.IntOpt('allocation_heal_interval', default=300, min=0,
+               help='Seconds between two runs of the allocation healing task, which '
+                    'compares Placement with the servers and migrations of every cell: '
+                    'allocations whose consumer is neither a live server nor a migration '
+                    'in progress (orphans), allocations a finished migration still holds '
+                    '(leftovers), and settled servers on a host that hold none (missing). '
+                    'Each finding is logged as a WARNING. 0 disables the task. With '
+                    'several conductors each runs it; their repairs are conditioned on '
+                    'Placement consumer generations, so they do not conflict.'),
+    cfg.StrOpt('allocation_heal_action', default='repair', choices=(
+                   ('repair', 'fix each finding: delete orphans and leftovers, create '
+                              'missing allocations from the server\'s flavor'),
+                   ('report', 'only log the findings; change nothing')),
+               help='What the allocation healing task does with what it finds.'),
 ]
 
 

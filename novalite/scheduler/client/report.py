@@ -536,3 +536,111 @@ class SchedulerReportClient:
                 consumer_uuid=consumer_uuid,
                 error='consumer generation kept changing in %d attempts'
                       % GENERATION_RETRIES) from None
+
+    # -- operator tools: audit, heal, aggregates (novalite-manage placement) ------------
+
+    def get_resource_provider(self, context: RequestContext, rp_uuid: str) -> dict | None:
+        """:returns: the provider (uuid, name, generation...), or None if Placement has
+        no such provider."""
+        url = '/resource_providers/%s' % rp_uuid
+        resp = self._request('GET', url, context)
+        if resp.status_code == 404:
+            return None
+        if resp.status_code != 200:
+            raise self._unexpected('GET', url, resp)
+        return resp.json()
+
+    def list_resource_providers(self, context: RequestContext) -> list[dict]:
+        """Every provider Placement has (uuid, name, generation...)."""
+        return self._get('/resource_providers', context)['resource_providers']
+
+    def get_consumer(self, context: RequestContext, consumer_uuid: str) -> dict:
+        """What Placement holds for ``consumer_uuid``: ``allocations``
+        ({provider: {'resources': ...}}, empty when none), ``consumer_generation``,
+        ``project_id``, ``user_id`` and ``consumer_type`` (the last four absent then)."""
+        return self._consumer_record(context, consumer_uuid)
+
+    def put_allocations(self, context: RequestContext, consumer_uuid: str,
+                        allocations: dict[str, dict], project_id: str, user_id: str,
+                        consumer_generation: int | None,
+                        consumer_type: str = 'INSTANCE') -> bool:
+        """Replace the consumer's allocations, provided it is still at
+        ``consumer_generation`` (None: provided it has none).
+
+        :returns: False when the consumer was written meanwhile (nothing done)
+        :raises AllocationUpdateFailed: Placement refused (no room, unknown provider)
+        """
+        url = '/allocations/%s' % consumer_uuid
+        resp = self._request('PUT', url, context, json={
+            'allocations': allocations, 'project_id': project_id, 'user_id': user_id,
+            'consumer_generation': consumer_generation, 'consumer_type': consumer_type})
+        if resp.status_code == 204:
+            return True
+        if _is_concurrent_update(resp):
+            return False
+        if resp.status_code >= 500:
+            raise self._unexpected('PUT', url, resp)
+        raise exception.AllocationUpdateFailed(
+            consumer_uuid=consumer_uuid, error='%s %s' % (resp.status_code, _excerpt(resp)))
+
+    def delete_allocations_if_unchanged(self, context: RequestContext, consumer_uuid: str,
+                                        record: dict) -> bool:
+        """Remove all the consumer's allocations, provided it is still as ``record``
+        (a ``get_consumer`` answer) saw it: a consumer written since is left alone.
+
+        :returns: False when the consumer changed meanwhile (or had nothing)
+        :raises AllocationUpdateFailed: Placement refused for another reason
+        """
+        if not record.get('allocations'):
+            return False
+        resp = self._request('POST', '/allocations', context, json={consumer_uuid: {
+            'allocations': {}, 'project_id': record['project_id'],
+            'user_id': record['user_id'],
+            'consumer_generation': record.get('consumer_generation'),
+            'consumer_type': record.get('consumer_type') or 'INSTANCE'}})
+        if resp.status_code == 204:
+            return True
+        if _is_concurrent_update(resp):
+            return False
+        if resp.status_code >= 500:
+            raise self._unexpected('POST', '/allocations', resp)
+        raise exception.AllocationUpdateFailed(
+            consumer_uuid=consumer_uuid, error='%s %s' % (resp.status_code, _excerpt(resp)))
+
+    def get_provider_aggregates(self, context: RequestContext,
+                                rp_uuid: str) -> tuple[int, list[str]]:
+        """:returns: (provider generation, aggregate uuids)."""
+        body = self._get('/resource_providers/%s/aggregates' % rp_uuid, context)
+        return body['resource_provider_generation'], sorted(body['aggregates'])
+
+    def add_provider_to_aggregate(self, context: RequestContext, rp_uuid: str,
+                                  aggregate_uuid: str) -> bool:
+        """Put the provider in ``aggregate_uuid`` too, keeping its other aggregates.
+
+        :returns: False when it was in it already
+        :raises ResourceProviderError: Placement refused, or the generation kept moving
+        """
+        url = '/resource_providers/%s/aggregates' % rp_uuid
+
+        def attempt() -> bool:
+            generation, current = self.get_provider_aggregates(context, rp_uuid)
+            if aggregate_uuid in current:
+                return False
+            resp = self._request('PUT', url, context, json={
+                'resource_provider_generation': generation,
+                'aggregates': sorted(current + [aggregate_uuid])})
+            if resp.status_code == 200:
+                with self._lock:
+                    self._inventory_cache.pop(rp_uuid, None)
+                return True
+            if resp.status_code == 409:
+                raise _GenerationConflict(_excerpt(resp))
+            raise self._unexpected('PUT', url, resp)
+
+        try:
+            return _retrying_conflicts('Adding provider %s to aggregate %s' % (
+                rp_uuid, aggregate_uuid), attempt)
+        except _GenerationConflict:
+            raise exception.ResourceProviderError(
+                reason='aggregates of provider %s: generation kept changing'
+                       % rp_uuid) from None

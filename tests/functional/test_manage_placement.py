@@ -1,0 +1,166 @@
+"""``novalite-manage placement heal_allocations / audit / sync_aggregates`` on MariaDB
+with the real Placement: allocations removed or added behind novalite's back (straight
+through Placement's API) are found and fixed, with nova-manage's exit codes."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import requests
+
+from tests.functional.mariadb_stack import MariaDBStack, manage_in, mariadb_stack  # noqa: F401
+
+VERSION = '2.53'
+PLACEMENT_HEADERS = {'X-Auth-Token': 'admin', 'OpenStack-API-Version': 'placement 1.39'}
+FLAVOR = {'VCPU': 1, 'MEMORY_MB': 128, 'DISK_GB': 1}
+
+
+def _placement(stack: MariaDBStack, method: str, path: str, **kwargs) -> requests.Response:
+    return requests.request(method, stack.placement.url + path, headers=PLACEMENT_HEADERS,
+                            timeout=10, **kwargs)
+
+
+def _allocations(stack: MariaDBStack, consumer: str) -> dict:
+    return stack.placement_get('/allocations/%s' % consumer)
+
+
+def _provider(stack: MariaDBStack, host: str) -> str:
+    providers = stack.placement_get('/resource_providers?name=%s' % host)
+    return providers['resource_providers'][0]['uuid']
+
+
+@pytest.fixture(scope='module')
+def servers(mariadb_stack: MariaDBStack) -> list[dict]:  # noqa: F811
+    stack = mariadb_stack
+    resp = stack.request('POST', '/flavors', json={'flavor': {
+        'name': 'heal.tiny', 'ram': 128, 'vcpus': 1, 'disk': 1}})
+    assert resp.status_code == 200, resp.text
+    flavor_id = resp.json()['flavor']['id']
+    ids = []
+    for name in ('heal-a', 'heal-b'):
+        resp = stack.request('POST', '/servers', version=VERSION, json={'server': {
+            'name': name, 'imageRef': stack.image['id'], 'flavorRef': flavor_id,
+            'networks': 'none'}})
+        assert resp.status_code == 202, resp.text
+        ids.append(resp.json()['server']['id'])
+    return [stack.wait_for_status(i, ('ACTIVE',), version=VERSION) for i in ids]
+
+
+def test_heal_allocations_recreates_an_allocation_deleted_in_placement(
+        mariadb_stack: MariaDBStack, servers: list[dict]) -> None:  # noqa: F811
+    stack = mariadb_stack
+    server = servers[0]
+    host = server['OS-EXT-SRV-ATTR:host']
+    before = _allocations(stack, server['id'])
+    assert before['allocations'], before
+
+    rc, out = manage_in(stack, "placement", "heal_allocations")
+    assert rc == 4, out  # nothing to do
+    assert _placement(stack, 'DELETE', '/allocations/%s' % server['id']).status_code == 204
+
+    rc, out = manage_in(stack, 'placement', 'heal_allocations', '--dry-run')
+    assert rc == 4, out
+    assert '[dry-run]' in out and server['id'] in out
+    assert _allocations(stack, server['id'])['allocations'] == {}
+
+    rc, out = manage_in(stack, 'placement', 'heal_allocations', '--verbose')
+    assert rc == 0, out
+    healed = _allocations(stack, server['id'])
+    assert healed['allocations'] == {
+        _provider(stack, host): {'resources': FLAVOR, 'generation': healed['allocations'][
+            _provider(stack, host)]['generation']}}
+    assert (healed['project_id'], healed['user_id']) == (before['project_id'],
+                                                         before['user_id'])
+    # The other server was left as it was, and a second run has nothing to do.
+    assert _allocations(stack, servers[1]['id'])['allocations']
+    assert manage_in(stack, 'placement', 'heal_allocations')[0] == 4
+
+
+def test_heal_allocations_max_count_instance_and_force(
+        mariadb_stack: MariaDBStack, servers: list[dict]) -> None:  # noqa: F811
+    stack = mariadb_stack
+    for server in servers:
+        _placement(stack, 'DELETE', '/allocations/%s' % server['id'])
+    rc, out = manage_in(stack, 'placement', 'heal_allocations', '--max-count', '1')
+    assert rc == 1, out
+    assert 'Max count reached' in out
+    assert manage_in(stack, 'placement', 'heal_allocations', '--max-count', '1')[0] == 0
+    for server in servers:
+        assert _allocations(stack, server['id'])['allocations']
+    assert manage_in(stack, 'placement', 'heal_allocations', '--max-count', '1')[0] == 4
+
+    server_id = servers[1]['id']
+    assert manage_in(stack, 'placement', 'heal_allocations', '--instance', server_id)[0] == 4
+    rc, out = manage_in(stack, 'placement', 'heal_allocations', '--instance', server_id,
+                        '--force')
+    assert rc == 0, out
+    assert _allocations(stack, server_id)['allocations']
+
+
+@pytest.mark.parametrize('argv, message', [
+    (('--force',), '--force requires --instance'),
+    (('--max-count', '0'), 'positive integer'),
+    (('--instance', str(uuid.uuid4())), 'Unable to find cell for instance'),
+    (('--instance', str(uuid.uuid4()), '--cell', str(uuid.uuid4())), 'mutually exclusive'),
+    (('--cell', str(uuid.uuid4())), 'was not found'),
+])
+def test_heal_allocations_invalid_input_is_127(mariadb_stack: MariaDBStack,  # noqa: F811
+                                               argv: tuple[str, ...], message: str) -> None:
+    rc, out = manage_in(mariadb_stack, 'placement', 'heal_allocations', *argv)
+    assert rc == 127, out
+    assert message in out
+
+
+def test_audit_finds_and_deletes_an_orphan_allocation(
+        mariadb_stack: MariaDBStack, servers: list[dict]) -> None:  # noqa: F811
+    stack = mariadb_stack
+    assert manage_in(stack, 'placement', 'audit', '--verbose')[0] == 0
+    host = servers[0]['OS-EXT-SRV-ATTR:host']
+    rp_uuid = _provider(stack, host)
+    other = _provider(stack, 'host2' if host == 'host1' else 'host1')
+    orphan = str(uuid.uuid4())
+    resp = _placement(stack, 'PUT', '/allocations/%s' % orphan, json={
+        'allocations': {rp_uuid: {'resources': {'VCPU': 1, 'MEMORY_MB': 64}}},
+        'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
+        'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+    assert resp.status_code == 204, resp.text
+
+    rc, out = manage_in(stack, 'placement', 'audit')
+    assert rc == 3, out
+    assert orphan in out
+    assert _allocations(stack, orphan)['allocations']
+    assert manage_in(stack, 'placement', 'audit', '--resource_provider', other)[0] == 0
+    rc, out = manage_in(stack, 'placement', 'audit', '--resource_provider',
+                        str(uuid.uuid4()))
+    assert rc == 127 and 'does not exist' in out, out
+
+    rc, out = manage_in(stack, 'placement', 'audit', '--delete', '--resource_provider',
+                        rp_uuid)
+    assert rc == 4, out
+    assert _allocations(stack, orphan)['allocations'] == {}
+    assert manage_in(stack, 'placement', 'audit')[0] == 0
+    for server in servers:
+        assert _allocations(stack, server['id'])['allocations']
+
+
+def test_sync_aggregates_mirrors_host_aggregates(mariadb_stack: MariaDBStack) -> None:  # noqa: F811
+    stack = mariadb_stack
+    resp = stack.request('POST', '/os-aggregates', version=VERSION,
+                         json={'aggregate': {'name': 'heal-agg'}})
+    assert resp.status_code == 200, resp.text
+    aggregate = resp.json()['aggregate']
+    resp = stack.request('POST', '/os-aggregates/%s/action' % aggregate['id'],
+                         version=VERSION, json={'add_host': {'host': 'host1'}})
+    assert resp.status_code == 200, resp.text
+    rp_uuid = _provider(stack, 'host1')
+    path = '/resource_providers/%s/aggregates' % rp_uuid
+    assert aggregate['uuid'] not in stack.placement_get(path)['aggregates']
+
+    rc, out = manage_in(stack, 'placement', 'sync_aggregates', '--verbose')
+    assert rc == 0, out
+    assert stack.placement_get(path)['aggregates'] == [aggregate['uuid']]
+    host2 = stack.placement_get('/resource_providers/%s/aggregates'
+                                % _provider(stack, 'host2'))
+    assert host2['aggregates'] == []
+    rc, out = manage_in(stack, 'placement', 'sync_aggregates', '--verbose')
+    assert rc == 0 and 'already in' in out, out
