@@ -65,9 +65,12 @@ def fit_of_class(inventory: dict[str, Any], used: int, amount: int) -> int:
         return 0
     if amount % (inventory.get('step_size') or 1):
         return 0
-    capacity = int((inventory['total'] - inventory.get('reserved', 0))
-                   * inventory.get('allocation_ratio', 1.0))
-    return max(capacity - used, 0) // amount
+    return max(_capacity(inventory) - used, 0) // amount
+
+
+def _capacity(inventory: dict[str, Any]) -> int:
+    return int((inventory['total'] - inventory.get('reserved', 0))
+               * inventory.get('allocation_ratio', 1.0))
 
 
 def fit_by_resources(inventories: dict[str, dict], usages: dict[str, int],
@@ -78,13 +81,10 @@ def fit_by_resources(inventories: dict[str, dict], usages: dict[str, int],
     :returns: (count, resource class); ``(MAX_PER_HOST, 'nothing asked')`` when
         ``asked`` is empty.
     """
-    best: tuple[int, str] = (MAX_PER_HOST, 'nothing asked')
-    for rc, amount in sorted(asked.items()):
-        fits = (fit_of_class(inventories[rc], usages.get(rc, 0), amount)
-                if rc in inventories else 0)
-        if fits < best[0] or best[1] == 'nothing asked':
-            best = (min(fits, MAX_PER_HOST), rc)
-    return best
+    fits = [(min(fit_of_class(inventories[rc], usages.get(rc, 0), amount), MAX_PER_HOST)
+             if rc in inventories else 0, rc) for rc, amount in sorted(asked.items())]
+    # min keeps the first of equals: the first class in name order.
+    return min(fits, key=lambda fit: fit[0], default=(MAX_PER_HOST, 'nothing asked'))
 
 
 def trait_refusal(traits: list[str], request: utils.ResourceRequest) -> str | None:
@@ -100,11 +100,8 @@ def trait_refusal(traits: list[str], request: utils.ResourceRequest) -> str | No
 def provider_summary(provider: dict[str, Any]) -> dict[str, Any]:
     """The ``provider_summaries`` entry of ``GET /allocation_candidates`` for one
     provider of ``get_provider_usages_and_inventories``, for HostState."""
-    resources = {}
-    for rc, inventory in provider['inventories'].items():
-        capacity = int((inventory['total'] - inventory.get('reserved', 0))
-                       * inventory.get('allocation_ratio', 1.0))
-        resources[rc] = {'capacity': capacity, 'used': provider['usages'].get(rc, 0)}
+    resources = {rc: {'capacity': _capacity(inventory), 'used': provider['usages'].get(rc, 0)}
+                 for rc, inventory in provider['inventories'].items()}
     return {'resources': resources, 'traits': provider.get('traits', [])}
 
 
