@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 from oslo_log import log as logging
 
+from novalite import metrics, reports
 from novalite.allinone import cinder, cloud, network
 from novalite.allinone.cinder import AllInOneCinder
 from novalite.allinone.consoles import Consoles
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from novalite.allinone.stack import Stack
 
 LOG = logging.getLogger(__name__)
+BINARY = 'novalite-all'
 READY = 'novalite-all ready'
 
 
@@ -360,6 +362,8 @@ def run(args: argparse.Namespace, signals: _Signals) -> int:
         CONF.set_default('enabled', True, group='serial_console')
         stack.configure()
         log_file = _setup_logging(state_dir)
+        reports.setup_autorun(BINARY, CONF)
+        metrics.start_exporter(BINARY)
         signals.check()
         consoles.start()
         stack.start()

@@ -20,7 +20,7 @@ from oslo_concurrency import processutils
 from oslo_log import log as logging
 from oslo_service import service as os_service
 
-from novalite import concurrency, config, service
+from novalite import concurrency, config, metrics, reports, service
 from novalite.api import server as http_server
 from novalite.api.openstack import loader
 from novalite.conf import CONF
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 LOG = logging.getLogger(__name__)
+BINARY = 'novalite-api'
 
 # Seconds stop() waits for requests in progress (the launcher's own
 # graceful_shutdown_timeout bounds the whole stop as well).
@@ -158,4 +159,6 @@ def workers() -> int:
 
 def main() -> int:
     config.parse_args(sys.argv)
+    reports.setup_autorun(BINARY, CONF)
+    metrics.start_exporter(BINARY)
     return service.launch([WSGIService()], workers=workers())

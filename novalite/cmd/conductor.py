@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import sys
 
-from novalite import config, service
+from novalite import config, metrics, reports, service
 from novalite.conductor import manager, rpcapi
 from novalite.conf import CONF
+
+BINARY = 'novalite-conductor'
 
 
 def main() -> int:
     config.parse_args(sys.argv)
-    svc = service.Service(CONF.host, 'novalite-conductor', rpcapi.RPC_TOPIC,
+    reports.setup_autorun(BINARY, CONF)
+    metrics.start_exporter(BINARY)
+    svc = service.Service(CONF.host, BINARY, rpcapi.RPC_TOPIC,
                           manager.ConductorManager(host=CONF.host))
     return service.launch([svc], workers=CONF.conductor.workers)

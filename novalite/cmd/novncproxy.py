@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from novalite import config
+from novalite import config, metrics, reports
 from novalite.conf import CONF
 from novalite.console import baseproxy
+
+BINARY = 'novalite-novncproxy'
 
 
 def main() -> int:
     config.parse_args(sys.argv)
-    return baseproxy.serve('novalite-novncproxy', CONF.vnc.novncproxy_host,
+    reports.setup_autorun(BINARY, CONF)
+    metrics.start_exporter(BINARY)
+    return baseproxy.serve(BINARY, CONF.vnc.novncproxy_host,
                            CONF.vnc.novncproxy_port, CONF.web)

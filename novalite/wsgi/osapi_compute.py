@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from oslo_log import log as logging
 
 import novalite  # noqa: F401  (chooses the concurrency backend first)
-from novalite import objects, rpc
+from novalite import metrics, objects, reports, rpc
 from novalite.api.openstack import loader
 from novalite.conf import CONF
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication
 
 _CONFIG_OPTIONS = ('--config-file', '--config-dir')
+BINARY = 'novalite-api'
 
 
 def _config_args(argv: list[str]) -> list[str]:
@@ -49,8 +50,13 @@ def init_application(argv: list[str] | None = None,
         default_files = [f for f in re.split('[,;]', variables['NOVALITE_CONFIG_FILES'])
                          if f.strip()]
     logging.register_options(CONF)
+    reports.register_opts(CONF)
     CONF(args, project='novalite', default_config_files=default_files)
     logging.setup(CONF, 'novalite')
+    # The server (gunicorn, uWSGI) may own SIGUSR2: [oslo_reports] file_event_handler,
+    # when set, is then the only trigger, as oslo.reports advises.
+    reports.setup_autorun(BINARY, CONF, signal_too=False)
+    metrics.start_exporter(BINARY)
     objects.register_all()
     rpc.init(CONF)
     app: WSGIApplication = loader.load_app('osapi_compute')
