@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from sqlalchemy import (
     Boolean,
+    Column,
     DateTime,
     Enum,
     Float,
@@ -241,3 +242,14 @@ class QuotaLock(TimestampMixin, Base):
 
     __tablename__ = 'quota_locks'
     project_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+# Mappings of the instances ``novalite-manage db archive_deleted_rows`` archived (beyond
+# Nova, which deletes them): which cell a purged server lived in stays known until ``db
+# purge``. The columns of instance_mappings, no constraint, and the instance's deleted_at.
+shadow_instance_mappings = Table(
+    'shadow_instance_mappings', Base.metadata,
+    *(Column(column.name, column.type, nullable=column.nullable)
+      for column in InstanceMapping.__table__.columns),
+    Column('deleted_at', DateTime, nullable=True),
+    Index('shadow_instance_mappings_instance_uuid_idx', 'instance_uuid'))

@@ -11,6 +11,7 @@ from typing import ClassVar
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Column,
     DateTime,
     Float,
     ForeignKey,
@@ -344,3 +345,22 @@ class ConsoleAuthToken(TimestampMixin, Base):
     instance_uuid: Mapped[str] = mapped_column(String(36), nullable=False)
     expires: Mapped[int] = mapped_column(Integer, nullable=False)
     access_url_base: Mapped[str | None] = mapped_column(String(255))
+
+
+# Shadow tables: where ``novalite-manage db archive_deleted_rows`` moves soft-deleted rows
+# (and ``db purge`` deletes them). Each has its table's columns, nullability and types
+# but no key, index or constraint, so a row archived twice (an id reused after MySQL
+# reset its counter) never stops an archive. Derived from the models: a column added to
+# a table must be added to its shadow by the same migration (test_migration checks it).
+SHADOW_PREFIX = 'shadow_'
+
+
+def _shadow(table: Table) -> Table:
+    return Table(SHADOW_PREFIX + table.name, Base.metadata,
+                 *(Column(column.name, column.type, nullable=column.nullable)
+                   for column in table.columns))
+
+
+SHADOW_TABLES: dict[str, Table] = {
+    table.name: _shadow(table) for table in list(Base.metadata.sorted_tables)
+    if 'deleted' in table.c}
