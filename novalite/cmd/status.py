@@ -5,11 +5,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from oslo_config import cfg
-from oslo_upgradecheck import upgradecheck
+from oslo_upgradecheck import common_checks, upgradecheck
 
 from novalite import context as nl_context
 from novalite import objects, rpc
-from novalite.cmd import cell_v2
+from novalite.cmd import cell_v2, status_checks
 from novalite.conf import CONF
 from novalite.db import migration
 
@@ -100,9 +100,40 @@ class UpgradeCommands(upgradecheck.UpgradeCommands):
             return Result(Code.FAILURE, ' '.join(found))
         return Result(Code.SUCCESS)
 
+    def _check_placement(self) -> Result:
+        return status_checks.check_placement()
+
+    def _check_cinder(self) -> Result:
+        return status_checks.check_cinder()
+
+    def _check_old_computes(self) -> Result:
+        return status_checks.check_old_computes(self._api_readable())
+
+    def _check_machine_type_set(self) -> Result:
+        return status_checks.check_machine_type_set(self._api_readable())
+
+    def _check_service_user_token(self) -> Result:
+        return status_checks.check_service_user_token()
+
+    @staticmethod
+    def _api_readable() -> bool:
+        if _api_version() is None:
+            return False
+        objects.register_all()
+        cell_v2.init_bus()
+        return True
+
+    # In Nova's order, novalite's schema check after the cells'.
     _upgrade_checks = (
         ('Cells v2', _check_cellsv2),
         ('API DB/cell DB at head', _check_schemas),
+        ('Placement API', _check_placement),
+        ('Cinder API', _check_cinder),
+        ('Policy File JSON to YAML Migration',
+         (common_checks.check_policy_json, {'conf': CONF})),
+        ('Older than N-1 computes', _check_old_computes),
+        ('hw_machine_type unset', _check_machine_type_set),
+        ('Service User Token Configuration', _check_service_user_token),
     )
 
 

@@ -60,6 +60,22 @@ class Cloud(Deployment):
                                                spec=base.obj_to_json(spec)))
         return uuid
 
+    def add_service(self, host: str, binary: str = 'novalite-compute',
+                    version: int = 1) -> int:
+        """A services row of cell1, as a service of that version writes it; its id."""
+        with Session(engine.get_engine(self.cell_url)) as session, session.begin():
+            row = main_models.Service(uuid=uuidutils.generate_uuid(), host=host,
+                                      binary=binary, topic='compute', version=version)
+            session.add(row)
+            session.flush()
+            return row.id
+
+    def delete_service(self, service_id: int) -> None:
+        with Session(engine.get_engine(self.cell_url)) as session, session.begin():
+            row = session.get(main_models.Service, service_id)
+            assert row is not None
+            row.deleted = row.id
+
     def sysmeta(self, uuid: str) -> dict[str, str | None]:
         with Session(engine.get_engine(self.cell_url)) as session:
             rows = session.scalars(select(main_models.InstanceSystemMetadata)
