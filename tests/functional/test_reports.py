@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from novalite import version
+from tests.functional.test_all import READY, AllInOne
 
 BIN = os.path.dirname(sys.executable)
 TITLE = '====%s===='
@@ -156,3 +157,19 @@ def test_each_worker_reports_itself(site, daemons):
                   if line.startswith('pid = ')) == sorted(workers)
     assert daemon.process.poll() is None
     assert daemon.stop() == 0
+
+
+def test_novalite_all_reports_on_sigusr2(tmp_path):
+    cloud = AllInOne(str(tmp_path / 'state'))
+    try:
+        cloud.wait_for_line(READY)
+        cloud.process.send_signal(signal.SIGUSR2)
+        cloud.wait_for_line('binary = novalite-all')
+        text = '\n'.join(cloud.lines)
+        for name in ('Package', 'Threads', 'Configuration'):
+            assert _section(name) in text, name
+        assert 'novalite/cmd/all.py' in text  # the main thread waits for a signal there
+        assert cloud.process.poll() is None
+        assert cloud.stop() == 0
+    finally:
+        cloud.kill()
