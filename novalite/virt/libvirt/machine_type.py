@@ -25,6 +25,7 @@ from novalite.conf import CONF
 
 if TYPE_CHECKING:
     from novalite.context import RequestContext
+    from novalite.virt.libvirt.driver import LibvirtDriver
 
 LOG = logging.getLogger(__name__)
 
@@ -110,6 +111,28 @@ def for_spawn(instance: objects.Instance, image_meta: objects.ImageMeta | None,
         LOG.warning('No machine type known for architecture %s: instance %s gets the '
                     'emulator\'s default, unrecorded', arch, instance.uuid)
     return machine_type
+
+
+def record_from_guests(drv: LibvirtDriver, instances: list[objects.Instance]
+                       ) -> list[objects.Instance]:
+    """Record, for the instances with none, the machine type their defined guest has (as
+    Nova's compute does at start for guests older than the recording); the instances
+    changed, for the caller to save. One without a guest here is left as it is."""
+    changed = []
+    for instance in instances:
+        if (instance.system_metadata or {}).get(SYSMETA_KEY):
+            continue
+        try:
+            xml = drv.host.get_guest(instance.uuid).persistent_xml()
+        except exception.InstanceNotFound:
+            continue
+        found = ET.fromstring(xml).find('os/type')
+        machine_type = found.get('machine') if found is not None else None
+        if machine_type:
+            instance.system_metadata = dict(instance.system_metadata or {},
+                                            **{SYSMETA_KEY: machine_type})
+            changed.append(instance)
+    return changed
 
 
 # -- the operator's side: novalite-manage libvirt ---------------------------------------

@@ -25,8 +25,8 @@ def hw_machine_type():
     CONF.clear_override('hw_machine_type', group='libvirt')
 
 
-def _spawn(drv, ctxt, image, instance=None):
-    instance = instance or make_instance(image_ref=image['id'])
+def _spawn(drv, ctxt, image, instance=None, instance_id=1):
+    instance = instance or make_instance(instance_id, image_ref=image['id'])
     drv.spawn(ctxt, instance, image_meta(image), [], None, {})
     return instance
 
@@ -108,3 +108,17 @@ def test_supported_types():
         machine_type.check_supported(name)
     with pytest.raises(machine_type.UnsupportedMachineType):
         machine_type.check_supported('foo')
+
+
+def test_record_from_guests_reads_the_defined_domain(drv, ctxt, image_server):
+    image = image_server.add_image(DATA, disk_format='raw', hw_machine_type='pc-i440fx-6.2')
+    older = _spawn(drv, ctxt, image)
+    # As a guest defined before machine types were recorded.
+    older.system_metadata = {}
+    recorded = _spawn(drv, ctxt, image_server.add_image(DATA, disk_format='raw'),
+                      instance_id=2)
+    elsewhere = make_instance(instance_id=7)
+    changed = machine_type.record_from_guests(drv, [older, recorded, elsewhere])
+    assert changed == [older]
+    assert older.system_metadata == {'image_hw_machine_type': 'pc-i440fx-6.2'}
+    assert 'image_hw_machine_type' not in elsewhere.system_metadata
