@@ -171,6 +171,9 @@ def start_exporter(binary: str) -> None:
         if _EXPORTER is not None:
             LOG.debug('The metrics exporter of %s already runs', _EXPORTER.binary)
             return
+        # The *_created samples only say when the process started: a series each, and
+        # the process's start time is what a restart shows anyway.
+        prometheus_client.disable_created_metrics()
         registry = prometheus_client.CollectorRegistry(target_info={'binary': binary})
         directory = _multiprocess_dir() if _forks_workers(binary) else None
         if directory is not None:
