@@ -97,6 +97,7 @@ class LibvirtDriver(driver.ComputeDriver):
         # The serial console ports of the guests defined before this start stay theirs.
         for guest in self.host.list_guests():
             serial.reserve_ports(serial.tcp_ports(guest.persistent_xml()))
+        machine_type.record_existing(self, host)
         LOG.info('libvirt driver on %s (%s), node %s, instances in %s', self.uri, hv_type,
                  self._nodename, self.instances_path)
         if not self.host.is_test:

@@ -229,3 +229,21 @@ def instances_without_type(ctxt: RequestContext, cell_uuid: str | None = None) -
         with nl_context.target_cell(ctxt, cell) as cctxt:
             found.extend(_unset_in_cell(cctxt))
     return found
+
+
+def record_existing(drv: LibvirtDriver, host: str) -> None:
+    """At the compute's start: record the machine type of this host's guests defined
+    before the recording existed (as Nova's libvirt driver does in init_host). A failure
+    (no conductor answering yet) is logged and left for a later start or for
+    ``novalite-manage libvirt update_machine_type``."""
+    ctxt = nl_context.get_admin_context()
+    try:
+        instances = objects.InstanceList.get_by_host(ctxt, host,
+                                                     expected_attrs=['system_metadata'])
+        for instance in record_from_guests(drv, list(instances)):
+            instance.save()
+            LOG.info('Recorded machine type %s of instance %s',
+                     instance.system_metadata[SYSMETA_KEY], instance.uuid)
+    except Exception as exc:
+        LOG.warning('Could not record the machine types of the guests of host %s: %s',
+                    host, exc)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from oslo_log import log as logging
 
 from novalite import exception, objects
-from novalite.virt.libvirt import config, serial
+from novalite.virt.libvirt import config, machine_type, serial
 
 if TYPE_CHECKING:
     from novalite.context import RequestContext
@@ -89,7 +89,9 @@ def _rescue_xml(drv: LibvirtDriver, context: RequestContext, instance: objects.I
     return config.guest_config(
         instance, drv.virt_type, disks, os.path.join(directory, 'console.log'),
         image_meta=image_meta, kernel=kernel, initrd=initrd,
-        serial_port=ports[0] if ports else None).to_xml()
+        serial_port=ports[0] if ports else None,
+        # The rescued guest keeps the machine type recorded for the server.
+        machine_type=(instance.system_metadata or {}).get(machine_type.SYSMETA_KEY)).to_xml()
 
 
 def unrescue(drv: LibvirtDriver, instance: objects.Instance) -> None:

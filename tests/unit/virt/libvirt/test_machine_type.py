@@ -122,3 +122,25 @@ def test_record_from_guests_reads_the_defined_domain(drv, ctxt, image_server):
     assert changed == [older]
     assert older.system_metadata == {'image_hw_machine_type': 'pc-i440fx-6.2'}
     assert 'image_hw_machine_type' not in elsewhere.system_metadata
+
+
+def test_record_existing_saves_what_the_guests_say(drv, ctxt, image_server, monkeypatch):
+    image = image_server.add_image(DATA, disk_format='raw', hw_machine_type='pc-i440fx-6.2')
+    older = _spawn(drv, ctxt, image)
+    older.system_metadata = {}
+    saved = []
+    monkeypatch.setattr(older, 'save', lambda: saved.append(older.uuid), raising=False)
+    monkeypatch.setattr(machine_type.objects.InstanceList, 'get_by_host',
+                        lambda ctxt, host, expected_attrs=None: [older])
+    machine_type.record_existing(drv, 'host1')
+    assert saved == [older.uuid]
+    assert older.system_metadata == {'image_hw_machine_type': 'pc-i440fx-6.2'}
+
+
+def test_record_existing_logs_and_goes_on_when_instances_cannot_be_read(drv, monkeypatch,
+                                                                        caplog):
+    def refuse(ctxt, host, expected_attrs=None):
+        raise RuntimeError('no conductor')
+    monkeypatch.setattr(machine_type.objects.InstanceList, 'get_by_host', refuse)
+    machine_type.record_existing(drv, 'host1')
+    assert 'Could not record the machine types' in caplog.text
