@@ -69,6 +69,8 @@ class PlacementCommands:
         if force and not instance_uuid:
             print('--force requires --instance.')
             return INVALID_INPUT
+        # One instance asked for: say why it is left as it is, verbose or not.
+        verbose = verbose or bool(instance_uuid)
         ctxt = nl_context.get_admin_context()
         try:
             work = (self._one_instance(ctxt, instance_uuid) if instance_uuid

@@ -190,13 +190,13 @@ class Consumers:
         cell = mapping.cell_mapping
         if cell is None:
             return None, 'server being scheduled'
+        if cell.is_cell0:
+            return ORPHAN, 'its server was never scheduled (it is in cell0)'
         with nl_context.target_cell(self.context, cell) as cctxt:
             try:
                 objects.Instance.get_by_uuid(cctxt, consumer)
             except exception.InstanceNotFound:
                 return ORPHAN, 'its server was deleted'
-        if cell.is_cell0:
-            return ORPHAN, 'its server was never scheduled (it is in cell0)'
         return None, 'live server'
 
     @staticmethod

@@ -70,10 +70,16 @@ def test_unknown_and_deleted_servers_are_orphans(env):
     cloud, cctxt, node = env
     deleted = _server(cloud, node)
     objects.Instance.get_by_uuid(cctxt, deleted).destroy()
+    buried = str(uuid.uuid4())
+    cell0 = objects.CellMapping.get_by_uuid(cloud.context, nl_context.CELL0_UUID)
+    objects.InstanceMapping(cloud.context, instance_uuid=buried, cell_mapping=cell0,
+                            project_id='p1').create()
     consumers = heal.Consumers(cloud.context)
 
     assert consumers.classify(str(uuid.uuid4()))[0] == heal.ORPHAN
     assert consumers.classify(deleted) == (heal.ORPHAN, 'its server was deleted')
+    # cell0's database is not even read: its servers never hold anything.
+    assert consumers.classify(buried)[0] == heal.ORPHAN
 
 
 def test_a_finished_migration_is_a_leftover_after_the_grace(env, monkeypatch):
