@@ -26,7 +26,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from novalite import context as nl_context
-from novalite import exception, objects
+from novalite import exception, metrics, objects
 from novalite.compute import vm_states
 from novalite.conductor.tasks import build
 from novalite.conf import CONF
@@ -150,6 +150,7 @@ def _redrive_instance(deps: build.Dependencies, cctxt: RequestContext,
                    'or the compute service down?)' % (
                        CONF.conductor.build_request_timeout, redrives))
         build.set_error(owner, instance, error, build.SCHEDULE_EVENT)
+        metrics.boot_error(error)
         build.free_allocations(deps, owner, [instance.uuid], build.build_deadline())
         return False
     LOG.warning('Instance %s was never claimed by a compute host (the message that '
