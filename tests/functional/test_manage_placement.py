@@ -153,7 +153,14 @@ def test_sync_aggregates_mirrors_host_aggregates(mariadb_stack: MariaDBStack) ->
     assert resp.status_code == 200, resp.text
     rp_uuid = _provider(stack, 'host1')
     path = '/resource_providers/%s/aggregates' % rp_uuid
-    assert aggregate['uuid'] not in stack.placement_get(path)['aggregates']
+    # The aggregates API mirrors the host into Placement at once, as Nova's.
+    mirrored = stack.placement_get(path)
+    assert mirrored['aggregates'] == [aggregate['uuid']]
+    # Taken out behind novalite's back: sync_aggregates puts it back.
+    resp = _placement(stack, 'PUT', path, json={
+        'resource_provider_generation': mirrored['resource_provider_generation'],
+        'aggregates': []})
+    assert resp.status_code == 200, resp.text
 
     rc, out = manage_in(stack, 'placement', 'sync_aggregates', '--verbose')
     assert rc == 0, out
@@ -163,3 +170,23 @@ def test_sync_aggregates_mirrors_host_aggregates(mariadb_stack: MariaDBStack) ->
     assert host2['aggregates'] == []
     rc, out = manage_in(stack, 'placement', 'sync_aggregates', '--verbose')
     assert rc == 0 and 'already in' in out, out
+
+
+def test_removing_a_host_from_an_aggregate_removes_it_in_placement(
+        mariadb_stack: MariaDBStack) -> None:  # noqa: F811
+    stack = mariadb_stack
+    resp = stack.request('POST', '/os-aggregates', version=VERSION,
+                         json={'aggregate': {'name': 'mirror-agg'}})
+    assert resp.status_code == 200, resp.text
+    aggregate = resp.json()['aggregate']
+    action = '/os-aggregates/%s/action' % aggregate['id']
+    path = '/resource_providers/%s/aggregates' % _provider(stack, 'host2')
+    resp = stack.request('POST', action, version=VERSION, json={'add_host': {'host': 'host2'}})
+    assert resp.status_code == 200, resp.text
+    assert aggregate['uuid'] in stack.placement_get(path)['aggregates']
+    resp = stack.request('POST', action, version=VERSION,
+                         json={'remove_host': {'host': 'host2'}})
+    assert resp.status_code == 200, resp.text
+    assert aggregate['uuid'] not in stack.placement_get(path)['aggregates']
+    assert stack.request('DELETE', '/os-aggregates/%s' % aggregate['id'],
+                         version=VERSION).status_code == 200

@@ -620,15 +620,29 @@ class SchedulerReportClient:
         :returns: False when it was in it already
         :raises ResourceProviderError: Placement refused, or the generation kept moving
         """
+        return self._change_provider_aggregate(context, rp_uuid, aggregate_uuid, True)
+
+    def remove_provider_from_aggregate(self, context: RequestContext, rp_uuid: str,
+                                       aggregate_uuid: str) -> bool:
+        """Take the provider out of ``aggregate_uuid``, keeping its other aggregates.
+
+        :returns: False when it was not in it
+        :raises ResourceProviderError: Placement refused, or the generation kept moving
+        """
+        return self._change_provider_aggregate(context, rp_uuid, aggregate_uuid, False)
+
+    def _change_provider_aggregate(self, context: RequestContext, rp_uuid: str,
+                                   aggregate_uuid: str, member: bool) -> bool:
         url = '/resource_providers/%s/aggregates' % rp_uuid
 
         def attempt() -> bool:
             generation, current = self.get_provider_aggregates(context, rp_uuid)
-            if aggregate_uuid in current:
+            if (aggregate_uuid in current) == member:
                 return False
+            wanted = current + [aggregate_uuid] if member else \
+                [agg for agg in current if agg != aggregate_uuid]
             resp = self._request('PUT', url, context, json={
-                'resource_provider_generation': generation,
-                'aggregates': sorted(current + [aggregate_uuid])})
+                'resource_provider_generation': generation, 'aggregates': sorted(wanted)})
             if resp.status_code == 200:
                 with self._lock:
                     self._inventory_cache.pop(rp_uuid, None)
@@ -638,8 +652,9 @@ class SchedulerReportClient:
             raise self._unexpected('PUT', url, resp)
 
         try:
-            return _retrying_conflicts('Adding provider %s to aggregate %s' % (
-                rp_uuid, aggregate_uuid), attempt)
+            return _retrying_conflicts('%s provider %s %s aggregate %s' % (
+                'Adding' if member else 'Removing', rp_uuid, 'to' if member else 'from',
+                aggregate_uuid), attempt)
         except _GenerationConflict:
             raise exception.ResourceProviderError(
                 reason='aggregates of provider %s: generation kept changing'

@@ -95,6 +95,25 @@ class TestCrud:
         assert call(app, 'GET', '/v2.1/os-aggregates/%s' % agg_id,
                     token=ADMIN).status_int == 404
 
+    def test_placement_failing_leaves_the_host_added_and_says_what_to_run(
+            self, app, cloud, monkeypatch, caplog):
+        from novalite import exception
+        from novalite.scheduler.client import report
+
+        def unreachable(*args, **kwargs):
+            raise exception.PlacementAPIConnectFailure(reason='connection refused')
+        monkeypatch.setattr(report.SchedulerReportClient, 'add_provider_to_aggregate',
+                            unreachable)
+        monkeypatch.setattr(report.SchedulerReportClient, 'remove_provider_from_aggregate',
+                            unreachable)
+        cloud.add_host('cmp1')
+        agg_id = _create(app).json['aggregate']['id']
+        resp = _action(app, agg_id, {'add_host': {'host': 'cmp1'}})
+        assert resp.status_int == 200
+        assert resp.json['aggregate']['hosts'] == ['cmp1']
+        assert 'placement sync_aggregates' in caplog.text
+        assert _action(app, agg_id, {'remove_host': {'host': 'cmp1'}}).status_int == 200
+
     def test_admin_only(self, app, cloud):
         assert call(app, 'GET', '/v2.1/os-aggregates').status_int == 403
         assert call(app, 'POST', '/v2.1/os-aggregates',

@@ -23,6 +23,7 @@ from novalite.conductor import rpcapi as conductor_rpcapi
 from novalite.objects import aggregate as agg_obj
 from novalite.policies import aggregates as agg_policies
 from novalite.scheduler import rpcapi as scheduler_rpcapi
+from novalite.scheduler.client import report
 
 if TYPE_CHECKING:
     import datetime
@@ -46,6 +47,28 @@ def _schedulers_forget(context: RequestContext, aggregate: objects.Aggregate,
     except Exception:
         LOG.exception('Could not tell the schedulers that aggregate %s changed',
                       aggregate.id)
+
+
+def _mirror_in_placement(context: RequestContext, aggregate: objects.Aggregate, host: str,
+                         member: bool) -> None:
+    """Put the host's compute node providers in (or out of) the aggregate's Placement
+    aggregate, as Nova's aggregate API does. A failure is logged, not the user's:
+    ``novalite-manage placement sync_aggregates`` puts it right later."""
+    try:
+        mapping = objects.HostMapping.get_by_host(context, host)
+        with nl_context.target_cell(context, mapping.cell_mapping) as cctxt:
+            nodes = objects.ComputeNodeList.get_all_by_host(cctxt, host)
+        client = report.SchedulerReportClient()
+        for node in nodes:
+            if member:
+                client.add_provider_to_aggregate(context, node.uuid, aggregate.uuid)
+            else:
+                client.remove_provider_from_aggregate(context, node.uuid, aggregate.uuid)
+    except (exception.HostMappingNotFound, exception.PlacementAPIConnectFailure,
+            exception.ResourceProviderError) as exc:
+        LOG.warning('Could not %s the Placement aggregate %s for host %s: %s. Run '
+                    '"novalite-manage placement sync_aggregates" once Placement answers.',
+                    'add to' if member else 'remove from', aggregate.uuid, host, exc)
 
 
 def _time(value: datetime.datetime | None) -> str | None:
@@ -238,6 +261,7 @@ class AggregateController(wsgi.Controller):
                             % (aggregate.id, problem))
         aggregate.add_host(host)
         _schedulers_forget(context, aggregate)
+        _mirror_in_placement(context, aggregate, host, True)
         return _view(req, aggregate)
 
     @staticmethod
@@ -246,6 +270,7 @@ class AggregateController(wsgi.Controller):
         _check_host(req.context, host)
         aggregate.delete_host(host)
         _schedulers_forget(req.context, aggregate)
+        _mirror_in_placement(req.context, aggregate, host, False)
         return _view(req, aggregate)
 
     @staticmethod
