@@ -314,3 +314,19 @@ def test_online_migrations_max_count_and_failures(capsys):
     assert online_migrations.run(ctxt, None, [_Rows(0, fail=True), _Rows(3)]) == 2
     assert online_migrations.run(ctxt, '0', [rows]) == 127
     assert 'Some migrations failed unexpectedly' in capsys.readouterr().out
+
+
+def test_an_id_already_in_the_shadow_does_not_stop_the_archive(dep):
+    # MySQL before 8 restarts an emptied table's ids after a restart: an archived id
+    # comes back. The shadows have no key, so both rows are kept.
+    gone = _server(dep, deleted_at=RECENT)
+    with engine.get_engine(dep.cell_url).begin() as conn:
+        instance_id = conn.scalar(sa.text('SELECT id FROM instances WHERE uuid = :u'),
+                                  {'u': gone})
+        conn.execute(models.SHADOW_TABLES['instances'].insert().values(
+            id=instance_id, uuid='an-older-server', deleted=instance_id))
+
+    assert dep.manage('db', 'archive_deleted_rows')[0] == 1
+
+    assert _count(dep.cell_url, 'shadow_instances') == 2
+    assert _count(dep.cell_url, 'shadow_instances', gone) == 1
