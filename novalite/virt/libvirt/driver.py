@@ -17,17 +17,25 @@ from typing import TYPE_CHECKING, Any
 
 import libvirt
 from oslo_log import log as logging
-from oslo_utils import excutils, timeutils
+from oslo_utils import excutils
 
 from novalite import concurrency, exception, objects
-from novalite.compute import power_state, task_states
+from novalite.compute import power_state
 from novalite.compute.provider_tree import ProviderTree
 from novalite.conf import CONF
 from novalite.context import RequestContext
 from novalite.image import glance
 from novalite.network import model as network_model
-from novalite.virt import diagnostics, driver, hardware, imagecache
-from novalite.virt.libvirt import config, imagebackend, machine_type, serial, volume
+from novalite.virt import driver, hardware, imagecache
+from novalite.virt.libvirt import (
+    config,
+    guest_info,
+    imagebackend,
+    machine_type,
+    serial,
+    snapshot,
+    volume,
+)
 from novalite.virt.libvirt import guest as libvirt_guest
 from novalite.virt.libvirt import host as libvirt_host
 from novalite.virt.libvirt import live_migration as libvirt_lm
@@ -415,32 +423,7 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def get_instance_diagnostics(self, instance: objects.Instance) -> dict[str, Any]:
         """Diagnostics from the domain's info and its vCPU, disk and NIC counters."""
-        guest = self.host.get_guest(instance.uuid)
-        stats = guest.get_stats()
-        _state, max_mem_kib, mem_kib, _vcpus, _cpu_time = stats['info']
-        uptime = None
-        if instance.launched_at is not None:
-            uptime = int((timeutils.utcnow(with_timezone=True)
-                          - instance.launched_at).total_seconds())
-        diags = diagnostics.new(
-            state=power_state.STATE_MAP.get(guest.get_power_state(), 'pending'),
-            driver='libvirt', hypervisor=self.virt_type, hypervisor_os='linux',
-            uptime=uptime, config_drive=bool(instance.config_drive),
-            memory_maximum_mb=max_mem_kib // 1024, memory_used_mb=mem_kib // 1024)
-        for number, cpu_time in stats['vcpus']:
-            diagnostics.add_cpu(diags, id=number, time=cpu_time)
-        for _target, (rd_req, rd_bytes, wr_req, wr_bytes, errors) in stats['disks']:
-            diagnostics.add_disk(diags, read_bytes=rd_bytes, read_requests=rd_req,
-                                 write_bytes=wr_bytes, write_requests=wr_req,
-                                 errors_count=errors)
-        for mac, counters in stats['nics']:
-            values: dict[str, Any] = {'mac_address': mac}
-            if counters is not None:
-                values.update(zip(('rx_octets', 'rx_packets', 'rx_errors', 'rx_drop',
-                                   'tx_octets', 'tx_packets', 'tx_errors', 'tx_drop'),
-                                  counters, strict=False))
-            diagnostics.add_nic(diags, **values)
-        return diags
+        return guest_info.diagnostics_of(self, instance)
 
     # -- snapshots and the image cache --------------------------------------------------
 
@@ -450,39 +433,9 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def snapshot(self, context: RequestContext, instance: objects.Instance, image_id: str,
                  update_task_state: driver.UpdateTaskState) -> None:
-        """Copy the root disk with ``qemu-img convert`` (flattened, in the disk's own
-        format) and upload it as the data of Glance image ``image_id``.
-
-        A running guest is paused while its disk is read, so the copy is consistent,
-        and resumed afterwards; a stopped one is read as it is.
-        """
-        guest = self.host.get_guest(instance.uuid)
-        directory = self.instance_dir(instance)
-        root = self._root_disk(directory)
-        update_task_state(task_state=task_states.IMAGE_PENDING_UPLOAD)
-        snapshot_dir = os.path.join(self.instances_path, 'snapshots')
-        os.makedirs(snapshot_dir, exist_ok=True)
-        out_path = os.path.join(snapshot_dir, image_id)
-        paused = guest.get_power_state() == power_state.RUNNING
-        try:
-            if paused:
-                guest.pause()
-            try:
-                disk = self.image_backend.snapshot_disk(root, out_path,
-                                                        force_share=guest.is_active())
-            finally:
-                if paused:
-                    guest.resume()
-            update_task_state(task_state=task_states.IMAGE_UPLOADING,
-                              expected_state=task_states.IMAGE_PENDING_UPLOAD)
-            image_api = self.image_cache.image_api
-            image_api.update(context, image_id, {'disk_format': disk.format,
-                                                 'container_format': 'bare'})
-            image_api.upload(context, image_id, disk.path)
-        finally:
-            if os.path.exists(out_path):
-                os.unlink(out_path)
-        LOG.info('Snapshot %s of instance %s uploaded', image_id, instance.uuid)
+        """Upload the root disk as the data of Glance image ``image_id``
+        (``virt/libvirt/snapshot.py``)."""
+        snapshot.snapshot(self, context, instance, image_id, update_task_state)
 
     def _root_disk(self, directory: str) -> imagebackend.Disk:
         """The root disk spawn made, with the format it has."""
