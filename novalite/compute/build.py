@@ -318,6 +318,10 @@ def _error(mgr: ComputeManager, context: RequestContext, instance: objects.Insta
     instance_fault.add_instance_fault_from_exc(context, instance, exc, host=mgr.host)
     instance.vm_state = vm_states.ERROR
     instance.task_state = None
+    # As Nova: a build that failed here is no host's (its claim and allocation are
+    # gone), so a delete is local and allocation healing does not claim for it again.
+    instance.host = None
+    instance.node = None
     try:
         instance.save()
     except exception.InstanceNotFound:

@@ -187,7 +187,9 @@ def test_neutron_failing_ends_the_build_in_error_without_a_reschedule(host):
 
     assert mgr.compute_task_api.builds == []
     saved = hostdoubles.stored(cctxt, instance.uuid)
-    assert (saved.vm_state, saved.task_state) == ('error', None)
+    # No host's, as Nova's: a delete is local, allocation healing claims nothing for it.
+    assert (saved.vm_state, saved.task_state, saved.host, saved.node) == (
+        'error', None, None, None)
     assert 'Failed to allocate the network(s) with Neutron, not rescheduling' in \
         hostdoubles.fault(cctxt, instance.uuid)
     _assert_nothing_left_here(mgr, cctxt, instance)
@@ -346,7 +348,7 @@ def test_a_build_that_outlived_its_timeout_ends_in_error_with_nothing_left(host)
         build.fail_stale_builds(mgr, cctxt, timeout=0)
 
     saved = hostdoubles.stored(cctxt, instance.uuid)
-    assert (saved.vm_state, saved.task_state) == ('error', None)
+    assert (saved.vm_state, saved.task_state, saved.host) == ('error', None, None)
     assert 'did not finish within 0 seconds' in hostdoubles.fault(cctxt, instance.uuid)
     assert mgr.network_api.released == [([], ['port-u'])]
     assert instance.uuid not in mgr.driver.list_instance_uuids()
