@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from oslo_log import log as logging
 from oslo_utils import strutils
 
 from novalite import context as nl_context
 from novalite import exception, objects
-from novalite.cmd.manage.common import args
+from novalite.cmd.manage.common import NOT_FOUND, args, exit_code
 from novalite.compute import vm_states
-
-LOG = logging.getLogger(__name__)
 
 ALLOWED_VM_STATES = (vm_states.STOPPED, vm_states.SHELVED, vm_states.SHELVED_OFFLOADED)
 
@@ -117,12 +114,6 @@ def validate(properties: list[str]) -> dict[str, str]:
     return parsed
 
 
-def _unexpected(exc: Exception) -> int:
-    print('Unexpected error, see the novalite-manage log for the full trace: %s' % exc)
-    LOG.exception('Unexpected error')
-    return 1
-
-
 def _instance(ctxt: nl_context.RequestContext, instance_uuid: str) -> objects.Instance:
     mapping = objects.InstanceMapping.get_by_instance_uuid(ctxt, instance_uuid)
     if mapping.cell_mapping is None:
@@ -161,11 +152,8 @@ class ImagePropertyCommands:
         1: unexpected error, 2: no such instance, 3: the instance has no such property."""
         try:
             instance = _instance(nl_context.get_admin_context(), instance_uuid)
-        except (exception.InstanceNotFound, exception.InstanceMappingNotFound) as exc:
-            print(exc)
-            return 2
         except Exception as exc:
-            return _unexpected(exc)
+            return exit_code(exc, [(NOT_FOUND, 2)])
         value = (instance.system_metadata or {}).get('image_%s' % image_property)
         if not value:
             print('Image property %s not found for instance %s.'
@@ -187,21 +175,8 @@ class ImagePropertyCommands:
         ctxt = nl_context.get_admin_context()
         try:
             _update(ctxt, _instance(ctxt, instance_uuid), image_properties or [])
-        except ValueError as exc:
-            print(exc)
-            return 6
-        except InvalidImagePropertyName as exc:
-            print(exc)
-            return 5
-        except exception.InvalidInput as exc:
-            print(exc)
-            return 4
-        except exception.InstanceInvalidState as exc:
-            print(exc)
-            return 3
-        except (exception.InstanceNotFound, exception.InstanceMappingNotFound) as exc:
-            print(exc)
-            return 2
         except Exception as exc:
-            return _unexpected(exc)
+            return exit_code(exc, [(ValueError, 6), (InvalidImagePropertyName, 5),
+                                   (exception.InvalidInput, 4),
+                                   (exception.InstanceInvalidState, 3), (NOT_FOUND, 2)])
         return 0

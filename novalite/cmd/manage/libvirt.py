@@ -2,20 +2,10 @@
 (the work is in ``novalite.virt.libvirt.machine_type``)."""
 from __future__ import annotations
 
-from oslo_log import log as logging
-
 from novalite import context as nl_context
 from novalite import exception
-from novalite.cmd.manage.common import args
+from novalite.cmd.manage.common import NOT_FOUND, args, exit_code
 from novalite.virt.libvirt import machine_type as mt_utils
-
-LOG = logging.getLogger(__name__)
-
-
-def _unexpected(exc: Exception) -> int:
-    print('Unexpected error, see the novalite-manage log for the full trace: %s' % exc)
-    LOG.exception('Unexpected error')
-    return 1
 
 
 class LibvirtCommands:
@@ -28,11 +18,8 @@ class LibvirtCommands:
         error, 2: no such instance, 3: none recorded."""
         try:
             found = mt_utils.get_machine_type(nl_context.get_admin_context(), instance_uuid)
-        except (exception.InstanceNotFound, exception.InstanceMappingNotFound) as exc:
-            print(exc)
-            return 2
         except Exception as exc:
-            return _unexpected(exc)
+            return exit_code(exc, [(NOT_FOUND, 2)])
         if not found:
             print('No machine type registered for instance %s' % instance_uuid)
             return 3
@@ -55,20 +42,10 @@ class LibvirtCommands:
         try:
             new, previous = mt_utils.update_machine_type(
                 nl_context.get_admin_context(), instance_uuid, machine_type, force=force)
-        except mt_utils.UnsupportedMachineType as exc:
-            print(exc)
-            return 5
-        except mt_utils.InvalidMachineTypeUpdate as exc:
-            print(exc)
-            return 4
-        except exception.InstanceInvalidState as exc:
-            print(exc)
-            return 3
-        except (exception.InstanceNotFound, exception.InstanceMappingNotFound) as exc:
-            print(exc)
-            return 2
         except Exception as exc:
-            return _unexpected(exc)
+            return exit_code(exc, [(mt_utils.UnsupportedMachineType, 5),
+                                   (mt_utils.InvalidMachineTypeUpdate, 4),
+                                   (exception.InstanceInvalidState, 3), (NOT_FOUND, 2)])
         print('Updated instance %s machine type to %s (previously %s)'
               % (instance_uuid, new, previous))
         return 0
@@ -81,11 +58,8 @@ class LibvirtCommands:
         try:
             found = mt_utils.instances_without_type(
                 nl_context.get_admin_context(), cell_uuid)
-        except exception.CellMappingNotFound as exc:
-            print(exc)
-            return 2
         except Exception as exc:
-            return _unexpected(exc)
+            return exit_code(exc, [(exception.CellMappingNotFound, 2)])
         if not found:
             print('No instances found without hw_machine_type set.')
             return 0
