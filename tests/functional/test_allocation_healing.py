@@ -5,6 +5,7 @@ logged. Live servers' allocations are never touched."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import requests
 
+from novalite.conductor.tasks import heal_allocations
 from novalite.conf import CONF
 from tests.fixtures.databases import DatabaseFactory
 from tests.functional.mariadb_stack import MariaDBStack
@@ -133,3 +135,29 @@ def test_report_only_logs_and_changes_nothing(
     _wait('orphan deleted', lambda: not _allocations(stack, orphan))
     _wait('allocation back', lambda: bool(_allocations(stack, broken['id'])))
     assert _allocations(stack, kept['id']) == kept_before
+
+
+def test_the_first_run_after_the_damage_repairs_it(
+        stack: MariaDBStack, servers: list[dict], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within one period: the first run of the task that starts after an allocation is
+    deleted by hand and an orphan created by hand ends with both repaired."""
+    _kept, broken = servers
+    damaged = threading.Event()
+    # For each run that started after the damage: (orphan gone, allocation back) at its end.
+    after_damage: list[tuple[bool, bool]] = []
+    real = heal_allocations.heal_all
+
+    def observed(*args, **kwargs):
+        started_after = damaged.is_set()
+        result = real(*args, **kwargs)
+        if started_after:
+            after_damage.append((not _allocations(stack, orphan),
+                                 bool(_allocations(stack, broken['id']))))
+        return result
+
+    monkeypatch.setattr(heal_allocations, 'heal_all', observed)
+    orphan = _orphan(stack, _provider(stack, broken['OS-EXT-SRV-ATTR:host']))
+    assert _placement(stack, 'DELETE', '/allocations/%s' % broken['id']).status_code == 204
+    damaged.set()
+    _wait('a run after the damage', lambda: bool(after_damage))
+    assert after_damage[0] == (True, True)
