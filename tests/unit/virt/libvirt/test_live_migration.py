@@ -13,9 +13,11 @@ import json
 import os
 import threading
 import xml.etree.ElementTree as ET
+from concurrent import futures
 
 import libvirt
 import pytest
+from oslo_service import loopingcall
 
 from novalite import exception, objects
 from novalite.conf import CONF
@@ -510,3 +512,22 @@ def test_a_progress_that_cannot_be_saved_does_not_stop_the_migration(make_host, 
     domain = MigratingDomain(domain_xml('/i'), stats=[stats(1), stats(2)])
     _, calls = run(make_host, ctxt, instance, domain, migration=migration)
     assert calls.post == [('hostB', True)] and calls.recover == []
+
+
+def test_the_monitor_looks_often_until_the_job_runs_then_every_interval(instance):
+    """A migration that ends within one MONITOR_INTERVAL of its start still has its
+    counters saved: until the job is first seen running, the monitor looks every
+    FIRST_LOOK_INTERVAL."""
+    running = {'type': libvirt.VIR_DOMAIN_JOB_UNBOUNDED, 'memory_total': 128 * 1024 * 1024,
+               'memory_processed': 1, 'memory_remaining': 2}
+    domain = MigratingDomain('<domain/>', stats=[{'type': libvirt.VIR_DOMAIN_JOB_NONE},
+                                                 running])
+    job = live_migration.Job(domain)
+    monitor = live_migration.Monitor(job, instance, None, 1.0)
+    pending: futures.Future[int] = futures.Future()
+    assert monitor.tick(pending) == live_migration.FIRST_LOOK_INTERVAL
+    assert monitor.tick(pending) == live_migration.MONITOR_INTERVAL
+    assert monitor.seen_running
+    pending.set_result(0)
+    with pytest.raises(loopingcall.LoopingCallDone):
+        monitor.tick(pending)
