@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+import requests
 
 from tests.fixtures.databases import DatabaseFactory
 from tests.functional.stack import Stack
@@ -60,3 +61,38 @@ def mariadb_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBS
     finally:
         stack.stop()
         factory.cleanup()
+
+
+# -- helpers of the tests that change Placement behind novalite's back -----------------
+
+PLACEMENT_HEADERS = {'X-Auth-Token': 'admin', 'OpenStack-API-Version': 'placement 1.39'}
+
+
+def placement(stack: MariaDBStack, method: str, path: str, **kwargs: object
+              ) -> requests.Response:
+    """A request straight to the stack's Placement, as an operator's hand would make."""
+    return requests.request(method, stack.placement.url + path, headers=PLACEMENT_HEADERS,
+                            timeout=10, **kwargs)  # type: ignore[arg-type]
+
+
+def provider_of(stack: MariaDBStack, host: str) -> str:
+    """The uuid of the compute node provider of ``host``."""
+    return stack.placement_get('/resource_providers?name=%s' % host)[
+        'resource_providers'][0]['uuid']
+
+
+def boot_active(stack: MariaDBStack, flavor_name: str, names: tuple[str, ...],
+                version: str) -> list[dict]:
+    """Servers of a new 1 vCPU / 128 MiB / 1 GiB flavor, once they are ACTIVE."""
+    resp = stack.request('POST', '/flavors', json={'flavor': {
+        'name': flavor_name, 'ram': 128, 'vcpus': 1, 'disk': 1}})
+    assert resp.status_code == 200, resp.text
+    flavor_id = resp.json()['flavor']['id']
+    ids = []
+    for name in names:
+        resp = stack.request('POST', '/servers', version=version, json={'server': {
+            'name': name, 'imageRef': stack.image['id'], 'flavorRef': flavor_id,
+            'networks': 'none'}})
+        assert resp.status_code == 202, resp.text
+        ids.append(resp.json()['server']['id'])
+    return [stack.wait_for_status(i, ('ACTIVE',), version=version) for i in ids]

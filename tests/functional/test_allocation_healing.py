@@ -11,15 +11,13 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
-import requests
 
 from novalite.conductor.tasks import heal_allocations
 from novalite.conf import CONF
 from tests.fixtures.databases import DatabaseFactory
-from tests.functional.mariadb_stack import MariaDBStack
+from tests.functional.mariadb_stack import MariaDBStack, boot_active, placement, provider_of
 
 VERSION = '2.53'
-PLACEMENT_HEADERS = {'X-Auth-Token': 'admin', 'OpenStack-API-Version': 'placement 1.39'}
 HEAL_LOGGER = 'novalite.conductor.tasks.heal_allocations'
 # Seconds to wait for what one run (every second here) does: a run walks every provider
 # and server, which takes longer than its period on a loaded machine.
@@ -40,20 +38,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBStack]:
         factory.cleanup()
 
 
-def _placement(stack: MariaDBStack, method: str, path: str, **kwargs) -> requests.Response:
-    return requests.request(method, stack.placement.url + path, headers=PLACEMENT_HEADERS,
-                            timeout=10, **kwargs)
-
-
 def _allocations(stack: MariaDBStack, consumer: str) -> dict:
     """{provider: resources} of the consumer (the providers' generations left out)."""
     allocations = stack.placement_get('/allocations/%s' % consumer)['allocations']
     return {rp: a['resources'] for rp, a in allocations.items()}
-
-
-def _provider(stack: MariaDBStack, host: str) -> str:
-    return stack.placement_get('/resource_providers?name=%s' % host)[
-        'resource_providers'][0]['uuid']
 
 
 def _wait(what: str, check: Callable[[], bool]) -> None:
@@ -72,23 +60,12 @@ def _logged(caplog: pytest.LogCaptureFixture, *words: str) -> bool:
 
 @pytest.fixture(scope='module')
 def servers(stack: MariaDBStack) -> list[dict]:
-    resp = stack.request('POST', '/flavors', json={'flavor': {
-        'name': 'heal.periodic', 'ram': 128, 'vcpus': 1, 'disk': 1}})
-    assert resp.status_code == 200, resp.text
-    flavor_id = resp.json()['flavor']['id']
-    ids = []
-    for name in ('kept', 'broken'):
-        resp = stack.request('POST', '/servers', version=VERSION, json={'server': {
-            'name': name, 'imageRef': stack.image['id'], 'flavorRef': flavor_id,
-            'networks': 'none'}})
-        assert resp.status_code == 202, resp.text
-        ids.append(resp.json()['server']['id'])
-    return [stack.wait_for_status(i, ('ACTIVE',), version=VERSION) for i in ids]
+    return boot_active(stack, 'heal.periodic', ('kept', 'broken'), VERSION)
 
 
 def _orphan(stack: MariaDBStack, rp_uuid: str) -> str:
     consumer = str(uuid.uuid4())
-    resp = _placement(stack, 'PUT', '/allocations/%s' % consumer, json={
+    resp = placement(stack, 'PUT', '/allocations/%s' % consumer, json={
         'allocations': {rp_uuid: {'resources': {'VCPU': 1, 'MEMORY_MB': 64}}},
         'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
         'consumer_generation': None, 'consumer_type': 'INSTANCE'})
@@ -102,8 +79,8 @@ def test_missing_and_orphan_allocations_are_repaired_and_logged(
     kept, broken = servers
     kept_before = _allocations(stack, kept['id'])
     broken_before = _allocations(stack, broken['id'])
-    orphan = _orphan(stack, _provider(stack, broken['OS-EXT-SRV-ATTR:host']))
-    assert _placement(stack, 'DELETE', '/allocations/%s' % broken['id']).status_code == 204
+    orphan = _orphan(stack, provider_of(stack, broken['OS-EXT-SRV-ATTR:host']))
+    assert placement(stack, 'DELETE', '/allocations/%s' % broken['id']).status_code == 204
 
     _wait('orphan deleted', lambda: not _allocations(stack, orphan))
     _wait('allocation back', lambda: bool(_allocations(stack, broken['id'])))
@@ -121,8 +98,8 @@ def test_report_only_logs_and_changes_nothing(
     kept_before = _allocations(stack, kept['id'])
     CONF.set_override('allocation_heal_action', 'report', group='conductor')
     try:
-        orphan = _orphan(stack, _provider(stack, broken['OS-EXT-SRV-ATTR:host']))
-        assert _placement(stack, 'DELETE',
+        orphan = _orphan(stack, provider_of(stack, broken['OS-EXT-SRV-ATTR:host']))
+        assert placement(stack, 'DELETE',
                           '/allocations/%s' % broken['id']).status_code == 204
         _wait('both reported', lambda: _logged(caplog, 'report only', orphan)
               and _logged(caplog, 'report only', broken['id']))
@@ -156,8 +133,8 @@ def test_the_first_run_after_the_damage_repairs_it(
         return result
 
     monkeypatch.setattr(heal_allocations, 'heal_all', observed)
-    orphan = _orphan(stack, _provider(stack, broken['OS-EXT-SRV-ATTR:host']))
-    assert _placement(stack, 'DELETE', '/allocations/%s' % broken['id']).status_code == 204
+    orphan = _orphan(stack, provider_of(stack, broken['OS-EXT-SRV-ATTR:host']))
+    assert placement(stack, 'DELETE', '/allocations/%s' % broken['id']).status_code == 204
     damaged.set()
     _wait('a run after the damage', lambda: bool(after_damage))
     assert after_damage[0] == (True, True)

@@ -6,47 +6,30 @@ from __future__ import annotations
 import uuid
 
 import pytest
-import requests
 
-from tests.functional.mariadb_stack import MariaDBStack, manage_in, mariadb_stack  # noqa: F401
+from tests.functional.mariadb_stack import (  # noqa: F401
+    MariaDBStack,
+    boot_active,
+    manage_in,
+    mariadb_stack,
+    placement,
+    provider_of,
+)
 
 VERSION = '2.53'
-PLACEMENT_HEADERS = {'X-Auth-Token': 'admin', 'OpenStack-API-Version': 'placement 1.39'}
 FLAVOR = {'VCPU': 1, 'MEMORY_MB': 128, 'DISK_GB': 1}
-
-
-def _placement(stack: MariaDBStack, method: str, path: str, **kwargs) -> requests.Response:
-    return requests.request(method, stack.placement.url + path, headers=PLACEMENT_HEADERS,
-                            timeout=10, **kwargs)
 
 
 def _allocations(stack: MariaDBStack, consumer: str) -> dict:
     return stack.placement_get('/allocations/%s' % consumer)
 
 
-def _provider(stack: MariaDBStack, host: str) -> str:
-    providers = stack.placement_get('/resource_providers?name=%s' % host)
-    return providers['resource_providers'][0]['uuid']
-
-
 @pytest.fixture(scope='module')
 def servers(mariadb_stack: MariaDBStack) -> list[dict]:  # noqa: F811
-    stack = mariadb_stack
-    resp = stack.request('POST', '/flavors', json={'flavor': {
-        'name': 'heal.tiny', 'ram': 128, 'vcpus': 1, 'disk': 1}})
-    assert resp.status_code == 200, resp.text
-    flavor_id = resp.json()['flavor']['id']
-    ids = []
-    for name in ('heal-a', 'heal-b'):
-        resp = stack.request('POST', '/servers', version=VERSION, json={'server': {
-            'name': name, 'imageRef': stack.image['id'], 'flavorRef': flavor_id,
-            'networks': 'none'}})
-        assert resp.status_code == 202, resp.text
-        ids.append(resp.json()['server']['id'])
-    return [stack.wait_for_status(i, ('ACTIVE',), version=VERSION) for i in ids]
+    return boot_active(mariadb_stack, 'heal.tiny', ('heal-a', 'heal-b'), VERSION)
 
 
-def test_heal_allocations_recreates_an_allocation_deleted_in_placement(
+def test_heal_allocations_recreates_an_allocation_deleted_inplacement(
         mariadb_stack: MariaDBStack, servers: list[dict]) -> None:  # noqa: F811
     stack = mariadb_stack
     server = servers[0]
@@ -56,7 +39,7 @@ def test_heal_allocations_recreates_an_allocation_deleted_in_placement(
 
     rc, out = manage_in(stack, "placement", "heal_allocations")
     assert rc == 4, out  # nothing to do
-    assert _placement(stack, 'DELETE', '/allocations/%s' % server['id']).status_code == 204
+    assert placement(stack, 'DELETE', '/allocations/%s' % server['id']).status_code == 204
 
     rc, out = manage_in(stack, 'placement', 'heal_allocations', '--dry-run')
     assert rc == 4, out
@@ -67,7 +50,7 @@ def test_heal_allocations_recreates_an_allocation_deleted_in_placement(
     assert rc == 0, out
     healed = _allocations(stack, server['id'])
     assert {rp: a['resources'] for rp, a in healed['allocations'].items()} == {
-        _provider(stack, host): FLAVOR}
+        provider_of(stack, host): FLAVOR}
     assert (healed['project_id'], healed['user_id']) == (before['project_id'],
                                                          before['user_id'])
     # The other server was left as it was, and a second run has nothing to do.
@@ -79,7 +62,7 @@ def test_heal_allocations_max_count_instance_and_force(
         mariadb_stack: MariaDBStack, servers: list[dict]) -> None:  # noqa: F811
     stack = mariadb_stack
     for server in servers:
-        _placement(stack, 'DELETE', '/allocations/%s' % server['id'])
+        placement(stack, 'DELETE', '/allocations/%s' % server['id'])
     rc, out = manage_in(stack, 'placement', 'heal_allocations', '--max-count', '1')
     assert rc == 1, out
     assert 'Max count reached' in out
@@ -115,10 +98,10 @@ def test_audit_finds_and_deletes_an_orphan_allocation(
     stack = mariadb_stack
     assert manage_in(stack, 'placement', 'audit', '--verbose')[0] == 0
     host = servers[0]['OS-EXT-SRV-ATTR:host']
-    rp_uuid = _provider(stack, host)
-    other = _provider(stack, 'host2' if host == 'host1' else 'host1')
+    rp_uuid = provider_of(stack, host)
+    other = provider_of(stack, 'host2' if host == 'host1' else 'host1')
     orphan = str(uuid.uuid4())
-    resp = _placement(stack, 'PUT', '/allocations/%s' % orphan, json={
+    resp = placement(stack, 'PUT', '/allocations/%s' % orphan, json={
         'allocations': {rp_uuid: {'resources': {'VCPU': 1, 'MEMORY_MB': 64}}},
         'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
         'consumer_generation': None, 'consumer_type': 'INSTANCE'})
@@ -151,13 +134,13 @@ def test_sync_aggregates_mirrors_host_aggregates(mariadb_stack: MariaDBStack) ->
     resp = stack.request('POST', '/os-aggregates/%s/action' % aggregate['id'],
                          version=VERSION, json={'add_host': {'host': 'host1'}})
     assert resp.status_code == 200, resp.text
-    rp_uuid = _provider(stack, 'host1')
+    rp_uuid = provider_of(stack, 'host1')
     path = '/resource_providers/%s/aggregates' % rp_uuid
     # The aggregates API mirrors the host into Placement at once, as Nova's.
     mirrored = stack.placement_get(path)
     assert mirrored['aggregates'] == [aggregate['uuid']]
     # Taken out behind novalite's back: sync_aggregates puts it back.
-    resp = _placement(stack, 'PUT', path, json={
+    resp = placement(stack, 'PUT', path, json={
         'resource_provider_generation': mirrored['resource_provider_generation'],
         'aggregates': []})
     assert resp.status_code == 200, resp.text
@@ -166,13 +149,13 @@ def test_sync_aggregates_mirrors_host_aggregates(mariadb_stack: MariaDBStack) ->
     assert rc == 0, out
     assert stack.placement_get(path)['aggregates'] == [aggregate['uuid']]
     host2 = stack.placement_get('/resource_providers/%s/aggregates'
-                                % _provider(stack, 'host2'))
+                                % provider_of(stack, 'host2'))
     assert host2['aggregates'] == []
     rc, out = manage_in(stack, 'placement', 'sync_aggregates', '--verbose')
     assert rc == 0 and 'already in' in out, out
 
 
-def test_removing_a_host_from_an_aggregate_removes_it_in_placement(
+def test_removing_a_host_from_an_aggregate_removes_it_inplacement(
         mariadb_stack: MariaDBStack) -> None:  # noqa: F811
     stack = mariadb_stack
     resp = stack.request('POST', '/os-aggregates', version=VERSION,
@@ -180,7 +163,7 @@ def test_removing_a_host_from_an_aggregate_removes_it_in_placement(
     assert resp.status_code == 200, resp.text
     aggregate = resp.json()['aggregate']
     action = '/os-aggregates/%s/action' % aggregate['id']
-    path = '/resource_providers/%s/aggregates' % _provider(stack, 'host2')
+    path = '/resource_providers/%s/aggregates' % provider_of(stack, 'host2')
     resp = stack.request('POST', action, version=VERSION, json={'add_host': {'host': 'host2'}})
     assert resp.status_code == 200, resp.text
     assert aggregate['uuid'] in stack.placement_get(path)['aggregates']
