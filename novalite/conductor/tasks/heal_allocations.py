@@ -225,9 +225,13 @@ def compute_node_providers(context: RequestContext, cells: list[objects.CellMapp
 
 
 def find_unowned(context: RequestContext, client: report.SchedulerReportClient,
-                 providers: list[str], consumers: Consumers) -> Iterator[Finding]:
-    """The orphans and leftovers holding resources on ``providers``."""
-    seen: set[str] = set()
+                 providers: list[str], consumers: Consumers,
+                 seen: set[str] | None = None) -> Iterator[Finding]:
+    """The orphans and leftovers holding resources on ``providers``.
+
+    :param seen: filled with every consumer holding resources on them
+    """
+    seen = set() if seen is None else seen
     for rp_uuid in providers:
         for consumer in client.get_allocations_for_resource_provider(context, rp_uuid):
             if consumer in seen:
@@ -257,13 +261,17 @@ def heal_all(context: RequestContext, client: report.SchedulerReportClient,
     findings: list[Finding] = []
     providers = compute_node_providers(context, consumers.cells)
     known = {rp['uuid'] for rp in client.list_resource_providers(context)}
+    # Servers seen holding resources on a compute node need no second look at Placement.
+    holding: set[str] = set()
     for finding in find_unowned(context, client, [p for p in providers if p in known],
-                                consumers):
+                                consumers, holding):
         findings.append(finding)
         _settle(finding, repair, functools.partial(remove, context, client, finding))
     for cell in consumers.cells:
         with nl_context.target_cell(context, cell) as cctxt:
             for instance in settled_instances(cctxt):
+                if instance.uuid in holding:
+                    continue
                 found = _check_quietly(cctxt, client, instance)
                 if found is None:
                     continue
